@@ -1,0 +1,32 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { HttpError } from './errors.js'
+
+const INTERNAL = 'Internal Server Error'
+
+/**
+ * Every error becomes {"message": "..."}. Client errors and chain errors say what went
+ * wrong; anything unexpected is a bare 500 with the detail in the log only.
+ */
+export function handleError (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof HttpError) {
+    const log = error.statusCode >= 500 ? request.log.warn.bind(request.log) : request.log.info.bind(request.log)
+    log({ err: error, cause: error.cause }, 'request failed')
+    return reply.code(error.statusCode).headers(error.headers).send({ message: error.message })
+  }
+  const statusCode = (error as FastifyError).statusCode
+  if (statusCode !== undefined && statusCode < 500) {
+    // Fastify's own client errors: malformed JSON, bad content type, validation.
+    request.log.info({ err: error }, 'bad request')
+    return reply.code(statusCode).send({ message: error.message })
+  }
+  if (statusCode === 503) {
+    // Load shedding (@fastify/under-pressure): it has already set Retry-After.
+    return reply.code(503).send({ message: 'Service Unavailable' })
+  }
+  request.log.error({ err: error }, 'request failed unexpectedly')
+  return reply.code(500).send({ message: INTERNAL })
+}
+
+export function handleNotFound (_request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.code(404).send({ message: 'Not Found' })
+}

@@ -1,0 +1,47 @@
+import { Type, type TNull, type TSchema, type TUnion } from 'typebox'
+
+/** The error envelope of every /v1 route. */
+export const ErrorBody = Type.Object({ message: Type.String() })
+
+/** Response schemas for the errors any chain-backed route can answer. */
+export const CHAIN_ERRORS = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+  504: ErrorBody
+} as const
+
+export function withChainErrors<T extends TSchema> (ok: T): typeof CHAIN_ERRORS & { 200: T } {
+  return { 200: ok, ...CHAIN_ERRORS }
+}
+
+const UINT64_MAX = 18446744073709551615n
+
+/** A decimal unsigned 64-bit integer in a path, e.g. an epoch or BLS epoch id. */
+export const Uint64Param = Type.String({
+  pattern: '^[0-9]{1,20}$',
+  description: 'must be a decimal unsigned 64-bit integer'
+})
+
+/** Decimal string known to match Uint64Param; false when it overflows 64 bits. */
+export function fitsUint64 (decimal: string): boolean {
+  return BigInt(decimal) <= UINT64_MAX
+}
+
+/** A bech32 account address (gonka1…): lower-case letters and digits only, at most 90. */
+export const AddressParam = Type.String({
+  pattern: '^[a-z0-9]{1,90}$',
+  description: 'must be a bech32 address: lower-case letters and digits, at most 90 characters'
+})
+
+/**
+ * A value that may be JSON null. Emitted as OpenAPI's `nullable` rather than anyOf, because
+ * the serializer validates anyOf branches with Ajv, which cannot see a bigint as an integer.
+ */
+export function Nullable<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
+  return { ...schema, nullable: true } as never
+}
