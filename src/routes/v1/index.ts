@@ -1,8 +1,16 @@
 import underPressure from '@fastify/under-pressure'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ChainClient } from '../../chain/client.js'
+import { bls } from './bls.js'
+import { bridge } from './bridge.js'
+import { epochParticipants } from './epoch-participants.js'
+import { epochs } from './epochs.js'
+import { models } from './models.js'
 import { participants } from './participants.js'
+import { pocBatches } from './poc-batches.js'
+import { restrictions } from './restrictions.js'
 import { status } from './status.js'
+import { versions } from './versions.js'
 
 /**
  * The /v1 routes, with load shedding. under-pressure is registered in this scope only, so
@@ -18,5 +26,8 @@ export const v1: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app,
     retryAfter: 1
   })
   await app.register(status)
-  await app.register(participants, { chain })
+  await app.register(versions, { chain })
+  for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
+    await app.register(plugin, { chain })
+  }
 }
