@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { CONFIG_DEFAULTS, ConfigError, loadConfig, type ConfigKey } from '../src/config.js'
+
+const base = { CHAIN_REST_URL: 'http://node:1317' }
+
+function refusal (t: Test, env: Record<string, string>, variable: ConfigKey, message: RegExp): void {
+  let error: unknown
+  try {
+    loadConfig(env)
+  } catch (err) {
+    error = err
+  }
+  t.ok(error instanceof ConfigError, `${JSON.stringify(env)} refused with a ConfigError`)
+  t.equal((error as ConfigError).variable, variable)
+  t.match((error as ConfigError).message, message)
+}
+
+t.test('defaults', async (t) => {
+  t.same(loadConfig(base), {
+    chainRestUrl: 'http://node:1317',
+    port: 18080,
+    host: '0.0.0.0',
+    drainAnnounceMs: 5000,
+    shutdownBudgetMs: 120_000,
+    chainTimeoutMs: 30_000,
+    chainConcurrency: 64,
+    logLevel: 'info',
+    warnings: []
+  })
+})
+
+t.test('reads every setting, trimming blanks; empty means unset', async (t) => {
+  const config = loadConfig({
+    CHAIN_REST_URL: ' https://rest.gonka.example:443/api/ ',
+    EDGE_API_PORT: '0',
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    EDGE_API_SHUTDOWN_BUDGET: '45s',
+    EDGE_API_CHAIN_TIMEOUT: '1m30s',
+    EDGE_API_CHAIN_CONCURRENCY: '8',
+    EDGE_API_LOG_LEVEL: 'warn'
+  })
+  t.match(config, {
+    chainRestUrl: 'https://rest.gonka.example/api',
+    port: 0,
+    host: '127.0.0.1',
+    drainAnnounceMs: 0,
+    shutdownBudgetMs: 45_000,
+    chainTimeoutMs: 90_000,
+    chainConcurrency: 8,
+    logLevel: 'warn'
+  })
+  t.equal(loadConfig({ ...base, EDGE_API_PORT: '  ', EDGE_API_HOST: '' }).port, 18080)
+  t.equal(loadConfig({ ...base, EDGE_API_HOST: '::1' }).host, '::1')
+  t.equal(loadConfig({ ...base, EDGE_API_HOST: 'edge-api.internal' }).host, 'edge-api.internal')
+})
+
+t.test('the drain announce window is 0 or at least 5s', async (t) => {
+  t.equal(loadConfig({ ...base, EDGE_API_DRAIN_ANNOUNCE: '5s' }).drainAnnounceMs, 5000)
+  t.equal(loadConfig({ ...base, EDGE_API_DRAIN_ANNOUNCE: '0s' }).drainAnnounceMs, 0)
+  refusal(t, { ...base, EDGE_API_DRAIN_ANNOUNCE: '4s' }, 'EDGE_API_DRAIN_ANNOUNCE',
+    /^EDGE_API_DRAIN_ANNOUNCE="4s" is invalid: must be 0 \(no balancer in front\) or at least 5s: the router needs up to ~4s/)
+  refusal(t, { ...base, EDGE_API_DRAIN_ANNOUNCE: '4999ms' }, 'EDGE_API_DRAIN_ANNOUNCE', /at least 5s/)
+  refusal(t, { ...base, EDGE_API_DRAIN_ANNOUNCE: '-1s' }, 'EDGE_API_DRAIN_ANNOUNCE', /at least 5s/)
+})
+
+t.test('malformed or out-of-range values refuse to boot, naming the variable and the value', async (t) => {
+  const cases: Array<[ConfigKey, string, RegExp]> = [
+    ['EDGE_API_PORT', 'not-a-port', /^EDGE_API_PORT="not-a-port" is invalid: must be an integer from 0 to 65535$/],
+    ['EDGE_API_PORT', '65536', /from 0 to 65535/],
+    ['EDGE_API_PORT', '-1', /from 0 to 65535/],
+    ['EDGE_API_PORT', '80.5', /from 0 to 65535/],
+    ['EDGE_API_HOST', 'not a host', /^EDGE_API_HOST="not a host" is invalid: must be an IP address or a host name/],
+    ['EDGE_API_DRAIN_ANNOUNCE', '5', /^EDGE_API_DRAIN_ANNOUNCE="5" is invalid: must be a duration such as 250ms, 5s, 2m or 1m30s \(a bare number other than 0 is not\)$/],
+    ['EDGE_API_SHUTDOWN_BUDGET', 'forever', /^EDGE_API_SHUTDOWN_BUDGET="forever" is invalid: must be a duration/],
+    ['EDGE_API_SHUTDOWN_BUDGET', '0s', /^EDGE_API_SHUTDOWN_BUDGET="0s" is invalid: must be greater than 0$/],
+    ['EDGE_API_CHAIN_TIMEOUT', '0', /must be greater than 0/],
+    ['EDGE_API_CHAIN_TIMEOUT', '30', /must be a duration/],
+    ['EDGE_API_CHAIN_CONCURRENCY', '0', /^EDGE_API_CHAIN_CONCURRENCY="0" is invalid: must be an integer from 1 to 65535$/],
+    ['EDGE_API_CHAIN_CONCURRENCY', 'lots', /from 1 to 65535/],
+    ['EDGE_API_LOG_LEVEL', 'verbose', /^EDGE_API_LOG_LEVEL="verbose" is invalid: must be one of fatal, error, warn, info, debug, trace, silent$/]
+  ]
+  for (const [key, value, message] of cases) refusal(t, { ...base, [key]: value }, key, message)
+})
+
+t.test('CHAIN_REST_URL must be an http(s) base URL', async (t) => {
+  for (const bad of ['node:1317', 'ftp://node:1317', 'http://node:1317/?x=1', 'http://node:1317/#top', 'http://']) {
+    refusal(t, { CHAIN_REST_URL: bad }, 'CHAIN_REST_URL', /^CHAIN_REST_URL=".*" is invalid: must be an http:\/\/ or https:\/\//)
+  }
+})
+
+t.test('CHAIN_REST_URL is required, unless CHAIN_GRPC_URL lets us derive it (with a warning)', async (t) => {
+  refusal(t, {}, 'CHAIN_REST_URL', /^CHAIN_REST_URL is required \(example: http:\/\/node:1317\)$/)
+  const derived = loadConfig({ CHAIN_GRPC_URL: 'node:9090' })
+  t.equal(derived.chainRestUrl, 'http://node:1317')
+  t.same(derived.warnings, ['CHAIN_REST_URL is unset; derived http://node:1317 from CHAIN_GRPC_URL=node:9090. Set CHAIN_REST_URL to override'])
+  t.equal(loadConfig({ CHAIN_GRPC_URL: 'dns:///node:9090' }).chainRestUrl, 'http://node:1317')
+  t.equal(loadConfig({ CHAIN_GRPC_URL: 'grpc://[::1]:9090' }).chainRestUrl, 'http://[::1]:1317')
+  t.equal(loadConfig({ CHAIN_GRPC_URL: 'node' }).chainRestUrl, 'http://node:1317')
+  t.same(loadConfig({ CHAIN_REST_URL: 'http://rest:1317', CHAIN_GRPC_URL: 'node:9090' }).warnings, [], 'explicit wins, silently')
+  refusal(t, { CHAIN_GRPC_URL: 'node:9090/x y' }, 'CHAIN_GRPC_URL', /^CHAIN_GRPC_URL="node:9090\/x y" is invalid: must be host:port/)
+})
+
+t.test('config.env.example lists every key with its default', async (t) => {
+  const example = readFileSync(new URL('../config.env.example', import.meta.url), 'utf8')
+  const documented = new Map<string, string>()
+  for (const line of example.split('\n')) {
+    const match = /^#?\s*([A-Z][A-Z0-9_]+)=(.*)$/.exec(line)
+    if (match !== null) documented.set(match[1] as string, match[2] as string)
+  }
+  for (const [key, value] of Object.entries(CONFIG_DEFAULTS)) {
+    t.ok(documented.has(key), `${key} is documented`)
+    if (value !== undefined) t.equal(documented.get(key), value, `${key} shows its default`)
+  }
+  t.ok(loadConfig(Object.fromEntries(documented)), 'the example itself boots')
+})
