@@ -96,6 +96,7 @@ export class ChainClient {
       controller.abort(new ChainTimeoutError(timeoutMs))
     }, timeoutMs)
     this.#inFlight.add(controller)
+    let answer: unknown
     try {
       const { statusCode, body } = await this.#dispatcher.request({
         origin: this.#origin,
@@ -105,8 +106,7 @@ export class ChainClient {
         signal: controller.signal
       })
       // Always read the body to the end: an unread body holds its socket.
-      const text = await body.text()
-      return parseAnswer(statusCode, text, target)
+      answer = parseAnswer(statusCode, await body.text(), target)
     } catch (err) {
       if (timedOut) throw new ChainTimeoutError(timeoutMs)
       if (err instanceof ChainStatusError || err instanceof ChainUnavailableError || err instanceof SyntaxError) throw err
@@ -115,6 +115,7 @@ export class ChainClient {
       clearTimeout(timer)
       this.#inFlight.delete(controller)
     }
+    return answer
   }
 }
 

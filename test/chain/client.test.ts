@@ -1,0 +1,143 @@
+import t, { type Test } from 'tap'
+import { ChainClient, chainPath } from '../../src/chain/client.js'
+import { ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { NODE_INFO } from '../fixtures/chain-simulator/data/node.js'
+
+const NODE = '/cosmos/base/tendermint/v1beta1/node_info'
+
+async function setup (t: Test, options: Partial<ConstructorParameters<typeof ChainClient>[0]> = {}) {
+  const sim = await startChainSimulator()
+  const client = new ChainClient({ baseUrl: sim.url, timeoutMs: 2000, concurrency: 4, ...options })
+  t.teardown(async () => {
+    await client.close()
+    await sim.close()
+  })
+  return { sim, client }
+}
+
+t.test('GET returns the parsed JSON of a 2xx answer', async (t) => {
+  const { client, sim } = await setup(t)
+  t.same(await client.get(NODE), NODE_INFO)
+  t.same(sim.requests, [NODE])
+})
+
+t.test('query values are encoded; undefined ones are left out', async (t) => {
+  const { client, sim } = await setup(t)
+  await client.get('/productscience/inference/inference/participants_with_balances', { 'pagination.key': 'a+b/c=', skip: undefined })
+  t.same(sim.requests, ['/productscience/inference/inference/participants_with_balances?pagination.key=a%2Bb%2Fc%3D'])
+})
+
+t.test('a base URL path prefix is kept', async (t) => {
+  const sim = await startChainSimulator()
+  const client = new ChainClient({ baseUrl: `${sim.url}/gateway/`, timeoutMs: 2000, concurrency: 1 })
+  t.teardown(async () => { await client.close(); await sim.close() })
+  await t.rejects(client.get(NODE), ChainStatusError)
+  t.same(sim.requests, [`/gateway${NODE}`])
+})
+
+t.test('a gateway error body becomes a ChainStatusError with the mapped HTTP status', async (t) => {
+  const { client, sim } = await setup(t)
+  const cases: Array<[number, number]> = [[5, 404], [3, 400], [16, 401], [7, 403], [8, 429], [14, 503], [13, 500], [2, 500]]
+  for (const [grpc, http] of cases) {
+    sim.clearFaults()
+    sim.fail(NODE, grpc, `code ${grpc}`)
+    const error = await client.get(NODE).catch((err: unknown) => err) as ChainStatusError
+    t.ok(error instanceof ChainStatusError)
+    t.equal(error.grpcCode, grpc)
+    t.equal(error.statusCode, http, `gRPC ${grpc} → HTTP ${http}`)
+    t.equal(error.message, `code ${grpc}`)
+  }
+})
+
+t.test('a non-2xx answer that is not the gateway speaking means the chain is unavailable', async (t) => {
+  const { client, sim } = await setup(t)
+  sim.raw(NODE, 502, '<html>Bad Gateway</html>')
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
+  t.ok(error instanceof ChainUnavailableError)
+  t.equal(error.statusCode, 503)
+  t.equal(error.message, 'chain unavailable')
+  t.match(String(error.cause), /chain answered 502 without a gateway error body/)
+})
+
+t.test('a 2xx answer that is not JSON is an internal error, not a client one', async (t) => {
+  const { client, sim } = await setup(t)
+  sim.raw(NODE, 200, 'not json')
+  await t.rejects(client.get(NODE), SyntaxError)
+})
+
+t.test('a refused connection is ChainUnavailableError', async (t) => {
+  const { client, sim } = await setup(t)
+  await sim.refuse()
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
+  t.ok(error instanceof ChainUnavailableError)
+  t.match((error.cause as { code?: string }).code, /ECONNREFUSED/)
+})
+
+t.test('a chain that does not answer in time is ChainTimeoutError, and its socket is freed', async (t) => {
+  const { client, sim } = await setup(t, { timeoutMs: 100 })
+  sim.hang(NODE)
+  const started = Date.now()
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainTimeoutError
+  t.ok(error instanceof ChainTimeoutError)
+  t.equal(error.statusCode, 504)
+  t.equal(error.message, 'chain query timed out')
+  t.ok(Date.now() - started < 1000, 'answered at the timeout')
+  t.equal(client.inFlight, 0)
+})
+
+t.test('abortAll ends every request in flight with ChainUnavailableError', async (t) => {
+  const { client, sim } = await setup(t)
+  sim.hang(NODE)
+  const pending = [client.get(NODE), client.get(`${NODE}?x`), client.probe(NODE, 5000)]
+  while (sim.count(NODE) < 3) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.equal(client.inFlight, 3)
+  client.abortAll()
+  const results = await Promise.allSettled(pending)
+  for (const result of results) {
+    t.equal(result.status, 'rejected')
+    t.ok((result as PromiseRejectedResult).reason instanceof ChainUnavailableError)
+  }
+  t.equal(client.inFlight, 0)
+})
+
+t.test('concurrency is bounded and the wait queue too: beyond it, ChainBusyError with Retry-After', async (t) => {
+  const { client, sim } = await setup(t, { concurrency: 2, queueLimit: 3, coalesce: false })
+  sim.latency(150, NODE)
+  const accepted = Array.from({ length: 5 }, () => client.get(NODE))
+  const shed = await client.get(NODE).catch((err: unknown) => err) as ChainBusyError
+  t.ok(shed instanceof ChainBusyError)
+  t.equal(shed.statusCode, 503)
+  t.same(shed.headers, { 'retry-after': '1' })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(client.inFlight, 2, 'only `concurrency` requests are sent at once')
+  await Promise.all(accepted)
+  t.equal(sim.count(NODE), 5)
+})
+
+t.test('probe bypasses the limiter and coalescing, under its own budget', async (t) => {
+  const { client, sim } = await setup(t, { concurrency: 1 })
+  sim.hang('/productscience')
+  const blocked = client.get('/productscience/inference/inference/epoch_info').catch(() => undefined)
+  t.same(await client.probe(NODE, 1000), NODE_INFO, 'answered while the only slot is taken')
+  await t.rejects(client.probe('/productscience/x', 50), ChainTimeoutError)
+  sim.clearFaults()
+  await blocked
+})
+
+t.test('identical concurrent reads share one request unless coalescing is off', async (t) => {
+  const { client, sim } = await setup(t)
+  sim.latency(50, NODE)
+  const [a, b] = await Promise.all([client.get(NODE), client.get(NODE)])
+  t.equal(a, b, 'one parsed result, shared')
+  t.equal(sim.count(NODE), 1)
+  await client.get(NODE)
+  t.equal(sim.count(NODE), 2, 'settled requests are not cached')
+})
+
+t.test('chainPath percent-encodes every value as one path segment', async (t) => {
+  t.equal(chainPath`/a/${'gonka1xyz'}/b/${42}/${7n}`, '/a/gonka1xyz/b/42/7')
+  t.equal(chainPath`/a/${'../../x'}`, '/a/%2E%2E%2F%2E%2E%2Fx')
+  t.equal(chainPath`/a/${'x?y#z@w'}`, '/a/x%3Fy%23z%40w')
+  t.equal(chainPath`/a/${'.'}`, '/a/%2E')
+})
