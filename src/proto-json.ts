@@ -32,6 +32,11 @@ export function ProtoMessage<T extends TProperties> (properties: T): TObject<{ [
   return Type.Object(optional) as never
 }
 
+/** A nested value kept exactly as the gateway's protojson (block headers, proof ops). */
+export function ProtoJsonObject (description: string): TObject<{}> {
+  return Type.Object({}, { additionalProperties: true, description })
+}
+
 export interface ConvertOptions {
   /** Leave out zero values (0, "", false, []) as Go's omitempty did. @default true */
   readonly omitEmpty?: boolean
@@ -71,10 +76,11 @@ function convert (schema: Schema, value: unknown, omitEmpty: boolean): Json | un
       return value.map((item) => convert(items, item, omitEmpty) ?? null)
     }
     case 'object': {
-      if (schema.properties === undefined) return value as Json
+      const properties = Object.entries(schema.properties ?? {})
+      if (properties.length === 0) return value as Json
       if (typeof value !== 'object' || Array.isArray(value)) return undefined
       const out: Record<string, Json> = {}
-      for (const [key, fieldSchema] of Object.entries(schema.properties)) {
+      for (const [key, fieldSchema] of properties) {
         const field = convert(fieldSchema, (value as Record<string, unknown>)[key], omitEmpty)
         if (field === undefined || (omitEmpty && isEmpty(field))) continue
         out[key] = field

@@ -1,0 +1,77 @@
+import t from 'tap'
+import { Type } from 'typebox'
+import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoJsonObject, ProtoMessage, Uint64 } from '../src/proto-json.js'
+
+const Status = ProtoEnum({ UNSPECIFIED: 0, ACTIVE: 1, INACTIVE: 2 })
+const Inner = ProtoMessage({ height: Int64(), note: Type.String() })
+const Message = ProtoMessage({
+  id: Type.String(),
+  big: Uint64(),
+  small: Int64(),
+  count: Int32(),
+  status: Status,
+  flag: Type.Boolean(),
+  tags: Type.Array(Type.String()),
+  heights: Type.Array(Int64()),
+  inner: Inner,
+  list: Type.Array(Inner),
+  raw: ProtoJsonObject('kept as protojson'),
+  maybe: Type.Union([Type.String(), Type.Null()])
+})
+
+t.test('64-bit strings become exact numbers, bigint beyond 2^53', async (t) => {
+  const out = fromProtoJson(Message, {
+    big: '18446744073709551615',
+    small: '-9223372036854775808',
+    heights: ['9007199254740991', '9007199254740992', '-42']
+  }) as Record<string, unknown>
+  t.equal(out.big, 18446744073709551615n)
+  t.equal(out.small, -9223372036854775808n)
+  t.same(out.heights, [9007199254740991, 9007199254740992n, -42])
+  t.equal(typeof (out.heights as unknown[])[0], 'number', 'safe integers stay numbers')
+})
+
+t.test('enum names become numbers; numbers pass; unknown names and junk are left out', async (t) => {
+  t.same(fromProtoJson(Message, { status: 'INACTIVE' }), { status: 2 })
+  t.same(fromProtoJson(Message, { status: 'ACTIVE', count: 7 }), { status: 1, count: 7 })
+  t.same(fromProtoJson(Message, { status: 'FROM_A_NEWER_CHAIN' }), {})
+  t.same(fromProtoJson(Message, { small: '12abc', big: true, heights: 'x' }), {})
+  t.same(fromProtoJson(Message, { inner: 'not an object', list: [{ height: '1' }, null] }), { list: [{ height: 1 }, null] })
+})
+
+t.test('omitempty: zero values are left out as Go did; fields the schema lacks are dropped', async (t) => {
+  const input = { id: '', big: '0', small: '0', count: 0, status: 'UNSPECIFIED', flag: false, tags: [], inner: { height: '0', note: '' }, extra: 'dropped' }
+  t.same(fromProtoJson(Message, input), { inner: {} })
+  t.same(fromProtoJson(Message, input, { omitEmpty: false }), {
+    id: '', big: 0, small: 0, count: 0, status: 0, flag: false, tags: [], inner: { height: 0, note: '' }
+  })
+})
+
+t.test('objects without listed properties, strings, booleans and nulls pass through untouched', async (t) => {
+  const raw = { any: ['thing', 1] }
+  const out = fromProtoJson(Message, { raw, id: 'x', flag: true, maybe: null }) as Record<string, unknown>
+  t.equal(out.raw, raw)
+  t.same(out, { id: 'x', flag: true, raw, maybe: null })
+  t.same(fromProtoJson(Message, { maybe: 'y' }), { maybe: 'y' })
+  t.equal(fromProtoJson(Type.Unsafe({ type: 'object' }), raw), raw, 'a bare object schema too')
+})
+
+t.test('never mutates its input', async (t) => {
+  const input = { big: '5', inner: { height: '6' } }
+  const copy = structuredClone(input)
+  fromProtoJson(Message, input)
+  t.same(input, copy)
+})
+
+t.test('int64() reads one protojson integer exactly, 0 when absent', async (t) => {
+  t.equal(int64('9223372036854775807'), 9223372036854775807n)
+  t.equal(int64('12'), 12)
+  t.equal(int64(12), 12)
+  t.equal(int64(undefined), 0)
+})
+
+t.test('schemas document themselves for OpenAPI', async (t) => {
+  t.match(Status, { type: 'integer', description: 'enum: 0=UNSPECIFIED, 1=ACTIVE, 2=INACTIVE' })
+  t.match(Uint64(), { type: 'integer', format: 'uint64', minimum: 0 })
+  t.same(Message.required ?? [], [], 'every field of a message is optional')
+})
