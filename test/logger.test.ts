@@ -1,0 +1,14 @@
+import t from 'tap'
+import { createLogger } from '../src/logger.js'
+import { logSink } from './fixtures/app.js'
+
+t.test('writes pino JSON lines with the level, service and an ISO time; redacts credentials', async (t) => {
+  const lines: Array<Record<string, unknown>> = []
+  const log = createLogger('info', logSink(lines))
+  log.debug('not written at info')
+  log.info({ req: { headers: { authorization: 'Bearer secret', cookie: 'a=b', host: 'x' } } }, 'hello')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(lines.length, 1)
+  t.match(lines[0], { level: 30, service: 'edge-api', msg: 'hello', req: { headers: { authorization: '[Redacted]', cookie: '[Redacted]', host: 'x' } } })
+  t.match(lines[0]?.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+})
