@@ -10,7 +10,7 @@ const INTERNAL = 'Internal Server Error'
 export function handleError (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof HttpError) {
     const log = error.statusCode >= 500 ? request.log.warn.bind(request.log) : request.log.info.bind(request.log)
-    log({ err: error, cause: error.cause }, 'request failed')
+    log({ err: error, cause: describeCause(error.cause) }, 'request failed')
     return reply.code(error.statusCode).headers(error.headers).send({ message: error.message })
   }
   const statusCode = (error as FastifyError).statusCode
@@ -29,4 +29,12 @@ export function handleError (error: FastifyError | HttpError | Error, request: F
 
 export function handleNotFound (_request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(404).send({ message: 'Not Found' })
+}
+
+/** The underlying failure in one line for the log (pino would print an Error under a custom key as {}). */
+function describeCause (cause: unknown): string | undefined {
+  if (cause === undefined) return undefined
+  if (!(cause instanceof Error)) return String(cause)
+  const code = (cause as { code?: unknown }).code
+  return `${cause.name}: ${cause.message}${typeof code === 'string' ? ` (${code})` : ''}`
 }
