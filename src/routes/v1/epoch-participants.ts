@@ -1,5 +1,198 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ChainClient } from '../../chain/client.js'
+import { Type, type Static } from 'typebox'
+import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/active-participants.js'
+import { chainPath, type ChainClient } from '../../chain/client.js'
+import { consensusAddress, decodeBase64, validatorKeyAddress } from '../../chain/validator-address.js'
+import { badRequest, notFound } from '../../errors.js'
+import { Int64, int64, Uint64 } from '../../proto-json.js'
+import { fitsUint64, Nullable, withChainErrors } from './schemas.js'
 
-// Placeholder: being built (see the issue); registered already so index.ts stays stable.
-export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (_app, _opts) => {}
+const INVALID_EPOCH = 'Invalid epoch id'
+const NOT_FOUND = 'active participants not found for epoch'
+const ABCI_QUERY = '/cosmos/base/tendermint/v1beta1/abci_query'
+const STORE_PATH = 'store/inference/key'
+
+const MLNodeInfo = Type.Object({
+  node_id: Type.String(),
+  throughput: Int64(),
+  poc_weight: Int64(),
+  timeslot_allocation: Type.Array(Type.Boolean())
+})
+
+const ActiveParticipant = Type.Object({
+  index: Type.String(),
+  validator_key: Type.String(),
+  weight: Int64(),
+  inference_url: Type.String(),
+  models: Type.Array(Type.String()),
+  seed: Nullable(Type.Object({ participant: Type.String(), epoch_index: Uint64(), signature: Type.String() })),
+  ml_nodes: Type.Array(Type.Object({ ml_nodes: Type.Array(MLNodeInfo) }))
+})
+
+const ActiveParticipants = Type.Object({
+  participants: Type.Array(ActiveParticipant),
+  epoch_group_id: Uint64(),
+  poc_start_block_height: Int64(),
+  effective_block_height: Int64(),
+  created_at_block_height: Int64(),
+  epoch_id: Uint64()
+}, { description: 'inference.inference.ActiveParticipants decoded from the store value, every field present' })
+
+const ProofOps = Type.Object({
+  ops: Type.Array(Type.Object({ type: Type.String(), key: Type.String(), data: Type.String() }))
+}, { description: 'the ABCI query proof as the chain gateway gives it (key and data base64)' })
+
+const Validator = Type.Object({
+  address: Type.String({ description: 'HEX-UPPER(SHA256(pub_key)[:20])' }),
+  pub_key: Type.String({ description: 'base64 of the consensus key bytes' }),
+  voting_power: Int64(),
+  proposer_priority: Int64()
+})
+
+const ExcludedParticipant = Type.Object({
+  address: Type.String(),
+  reason: Type.String(),
+  exclusion_block_height: Int64()
+})
+
+// The serializer writes required keys before optional ones. validators and
+// excluded_participants are always sent, but are optional here so that the keys keep the
+// Go service's order, with proof_ops and block (absent at height 0) between them.
+const ALWAYS = 'always present'
+
+const ActiveParticipantsWithProof = Type.Object({
+  active_participants: ActiveParticipants,
+  addresses: Type.Array(Type.String(), { description: 'per participant: HEX-UPPER(SHA256(validator_key)[:20]), "" when the key is not base64' }),
+  active_participants_bytes: Type.String({ description: 'the store value, lower-case hex' }),
+  proof_ops: Type.Optional(ProofOps),
+  validators: Type.Optional(Type.Array(Validator, { description: `${ALWAYS}; [] when created_at_block_height is 0` })),
+  block: Type.Optional(Type.Object({}, {
+    additionalProperties: true,
+    description: 'block created_at_block_height + 1 (whose app_hash the proof is against), as the chain gateway gives it (protojson)'
+  })),
+  excluded_participants: Type.Optional(Type.Array(ExcludedParticipant, { description: `${ALWAYS}; [] when none or when the chain query fails` }))
+})
+
+interface GatewayAbciAnswer {
+  code?: number
+  value?: string | null
+  proof_ops?: Static<typeof ProofOps> | null
+}
+
+interface GatewayValidatorSet {
+  validators?: Array<{ pub_key?: { key?: string } | null, voting_power?: string, proposer_priority?: string }>
+}
+
+interface GatewayBlock {
+  block?: Record<string, unknown> | null
+  sdk_block?: Record<string, unknown> | null
+}
+
+interface GatewayExcluded {
+  items?: Array<{ address?: string, reason?: string, exclusion_block_height?: string }>
+}
+
+export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+  app.get('/epochs/:epoch/participants', {
+    schema: {
+      summary: 'An epoch\'s active participants with the store proof, the validator set and the exclusions',
+      params: Type.Object({
+        // The range and "0" are checked in the handler: the Go service had a message for each.
+        epoch: Type.String({ pattern: '^(?:current|[0-9]{1,64})$', description: '"current" or an epoch number from 1', 'x-error': INVALID_EPOCH })
+      }),
+      response: withChainErrors(ActiveParticipantsWithProof)
+    }
+  }, async (request) => {
+    const log = request.log
+    const epoch = await resolveEpoch(chain, request.params.epoch)
+    const data = Buffer.from(activeParticipantsKey(epoch)).toString('base64')
+
+    const stored = storeValue(await chain.get(ABCI_QUERY, { path: STORE_PATH, data }) as GatewayAbciAnswer)
+    // Bytes that do not decode are not a client's mistake: a bare 500, the detail in the log.
+    const participants = decodeActiveParticipants(stored)
+    const height = BigInt(participants.created_at_block_height)
+
+    let bytes = stored
+    let proofOps: Static<typeof ProofOps> | undefined
+    let block: Record<string, unknown> | undefined
+    let validators: Array<Static<typeof Validator>> = []
+    // A store entry written at height 0 (genesis) has no provable version and no block
+    // after it to prove against, and CometBFT has no validator set at height 0.
+    if (height > 0n) {
+      const proven = await chain.get(ABCI_QUERY, { path: STORE_PATH, data, height: String(height), prove: 'true' }) as GatewayAbciAnswer
+      bytes = storeValue(proven)
+      proofOps = proven.proof_ops ?? undefined
+      block = await blockAfter(chain, height, log)
+      // The Go service also verified the proof (ICS23) against block.header.app_hash here,
+      // but only logged the outcome and never changed the answer; clients verify it
+      // themselves, so it is not repeated here.
+      const set = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`) as GatewayValidatorSet
+      validators = (set.validators ?? []).map(toValidator)
+    }
+    return {
+      active_participants: participants,
+      addresses: participants.participants.map((p) => validatorKeyAddress(p.validator_key)),
+      active_participants_bytes: Buffer.from(bytes).toString('hex'),
+      ...(proofOps !== undefined ? { proof_ops: proofOps } : {}),
+      validators,
+      ...(block !== undefined ? { block } : {}),
+      excluded_participants: await excluded(chain, epoch, log)
+    }
+  })
+}
+
+async function resolveEpoch (chain: ChainClient, param: string): Promise<bigint> {
+  if (param === 'current') {
+    const answer = await chain.get('/productscience/inference/inference/get_current_epoch') as { epoch?: string }
+    return BigInt(int64(answer.epoch))
+  }
+  if (!fitsUint64(param)) throw badRequest(INVALID_EPOCH)
+  const epoch = BigInt(param)
+  if (epoch === 0n) throw badRequest('Epoch enumeration starts with 1')
+  return epoch
+}
+
+/** The value of an ABCI store query; an error code or an empty value means no entry. */
+function storeValue (answer: GatewayAbciAnswer): Uint8Array {
+  const value = typeof answer.value === 'string' ? Buffer.from(answer.value, 'base64') : undefined
+  if ((answer.code ?? 0) !== 0 || value === undefined || value.length === 0) throw notFound(NOT_FOUND)
+  return value
+}
+
+/** The block after `height`; it may not exist yet, so failing to get it is not an error. */
+async function blockAfter (chain: ChainClient, height: bigint, log: FastifyBaseLogger): Promise<Record<string, unknown> | undefined> {
+  try {
+    const answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height + 1n}`) as GatewayBlock
+    return answer.sdk_block ?? answer.block ?? undefined
+  } catch (err) {
+    log.info({ err, height: String(height + 1n) }, 'block after the active participants is not available')
+    return undefined
+  }
+}
+
+function toValidator (v: NonNullable<GatewayValidatorSet['validators']>[number]): Static<typeof Validator> {
+  const key = v.pub_key?.key ?? ''
+  const bytes = decodeBase64(key)
+  return {
+    address: bytes === undefined ? '' : consensusAddress(bytes),
+    pub_key: key,
+    voting_power: int64(v.voting_power),
+    proposer_priority: int64(v.proposer_priority)
+  }
+}
+
+/** Exclusions are extra information: the Go service answered [] when the query failed. */
+async function excluded (chain: ChainClient, epoch: bigint, log: FastifyBaseLogger): Promise<Array<Static<typeof ExcludedParticipant>>> {
+  try {
+    const answer = await chain.get(chainPath`/productscience/inference/inference/excluded_participants/${epoch}`) as GatewayExcluded
+    return (answer.items ?? []).map((item) => ({
+      address: item.address ?? '',
+      reason: item.reason ?? '',
+      exclusion_block_height: int64(item.exclusion_block_height)
+    }))
+  } catch (err) {
+    log.warn({ err, epoch: String(epoch) }, 'excluded participants query failed; answering none')
+    return []
+  }
+}

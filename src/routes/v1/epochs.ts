@@ -1,5 +1,143 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
+import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../epoch-stages.js'
+import { HttpError } from '../../errors.js'
+import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { withChainErrors } from './schemas.js'
 
-// Placeholder: being built (see the issue); registered already so index.ts stays stable.
-export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (_app, _opts) => {}
+const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'
+
+const ExchangeWindow = Type.Object({ start: Int64(), end: Int64() })
+
+// Go's EpochStages struct: plain json tags, so every key is always present.
+const EpochStages = Type.Object({
+  epoch_index: Uint64(),
+  poc_start: Int64(),
+  poc_generation_wind_down: Int64(),
+  poc_generation_end: Int64(),
+  poc_validation_start: Int64(),
+  poc_validation_wind_down: Int64(),
+  poc_validation_end: Int64(),
+  set_new_validators: Int64(),
+  claim_money: Int64(),
+  inference_validation_cutoff: Int64(),
+  next_poc_start: Int64(),
+  poc_exchange_window: ExchangeWindow,
+  poc_validation_exchange_window: ExchangeWindow
+})
+
+const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })
+
+// inference.inference.EpochParams (params.proto), as Go's encoding/json wrote it: numbers,
+// zero values left out. Only these, not the full Params: the legacy dapi shape.
+const EpochParamsBody = ProtoMessage({
+  epoch_length: Int64(),
+  epoch_multiplier: Int64(),
+  epoch_shift: Int64(),
+  default_unit_of_compute_price: Int64(),
+  poc_stage_duration: Int64(),
+  poc_exchange_duration: Int64(),
+  poc_validation_delay: Int64(),
+  poc_validation_duration: Int64(),
+  set_new_validators_delay: Int64(),
+  inference_validation_cutoff: Int64(),
+  inference_pruning_epoch_threshold: Uint64(),
+  inference_pruning_max: Int64(),
+  poc_pruning_max: Int64(),
+  poc_slot_allocation: Decimal
+})
+
+// inference.inference.ConfirmationPoCEvent (confirmation_poc_event.proto).
+const ConfirmationPoCEvent = ProtoMessage({
+  epoch_index: Uint64(),
+  event_sequence: Uint64(),
+  trigger_height: Int64(),
+  generation_start_height: Int64(),
+  phase: ProtoEnum({
+    CONFIRMATION_POC_INACTIVE: 0,
+    CONFIRMATION_POC_GRACE_PERIOD: 1,
+    CONFIRMATION_POC_GENERATION: 2,
+    CONFIRMATION_POC_VALIDATION: 3,
+    CONFIRMATION_POC_COMPLETED: 4
+  }),
+  poc_seed_block_hash: Type.String(),
+  // PocStageRecipe's layout was not found in any chain source read, so it is passed on as
+  // the gateway gives it rather than guessed at.
+  recipe: Type.Unknown({ description: 'PocStageRecipe, as the chain gateway returns it' })
+})
+
+const EpochResponse = Type.Object({
+  block_height: Int64(),
+  latest_epoch: Type.Object({ index: Uint64(), poc_start_block_height: Int64() }),
+  phase: Type.String({ description: 'PoCGenerate, PoCGenerateWindDown, PoCValidate, PoCValidateWindDown or Inference' }),
+  epoch_stages: EpochStages,
+  next_epoch_stages: EpochStages,
+  epoch_params: EpochParamsBody,
+  is_confirmation_poc_active: Type.Boolean(),
+  active_confirmation_poc_event: Type.Optional(ConfirmationPoCEvent)
+})
+
+interface GatewayEpochInfo {
+  block_height?: string
+  params?: { epoch_params?: Record<string, unknown> | null } | null
+  latest_epoch?: { index?: string, poc_start_block_height?: string } | null
+  is_confirmation_poc_active?: boolean
+  active_confirmation_poc_event?: unknown
+}
+
+export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+  app.get('/epochs/:epoch', {
+    schema: {
+      summary: 'The current epoch: its phase and stage heights, computed from the chain\'s EpochInfo',
+      params: Type.Object({
+        epoch: Type.Literal('latest', { description: 'only "latest" is supported', 'x-error': ONLY_LATEST })
+      }),
+      response: withChainErrors(EpochResponse)
+    }
+  }, async () => {
+    const info = await chain.get('/productscience/inference/inference/epoch_info') as GatewayEpochInfo
+    const params = info.params?.epoch_params
+    if (params === undefined || params === null) throw new HttpError(500, 'epoch params missing')
+    const blockHeight = bigint(info.block_height)
+    const ctx: EpochContext = {
+      index: bigint(info.latest_epoch?.index),
+      pocStartBlockHeight: bigint(info.latest_epoch?.poc_start_block_height),
+      params: epochParams(params)
+    }
+    const event = info.active_confirmation_poc_event
+    return {
+      block_height: int64(info.block_height),
+      latest_epoch: { index: int64(info.latest_epoch?.index), poc_start_block_height: int64(info.latest_epoch?.poc_start_block_height) },
+      phase: currentPhase(ctx, blockHeight),
+      epoch_stages: epochStages(ctx),
+      next_epoch_stages: epochStages(nextEpochContext(ctx)),
+      epoch_params: legacy(EpochParamsBody, params),
+      is_confirmation_poc_active: info.is_confirmation_poc_active === true,
+      // protojson writes an unset message as null; Go's pointer with omitempty left it out.
+      ...(event !== null && event !== undefined ? { active_confirmation_poc_event: legacy(ConfirmationPoCEvent, event) } : {})
+    }
+  })
+}
+
+function legacy<T extends TSchema> (schema: T, value: unknown): Static<T> {
+  return fromProtoJson(schema, value) as Static<T>
+}
+
+function epochParams (p: Record<string, unknown>): EpochParams {
+  return {
+    epochLength: bigint(p.epoch_length),
+    epochShift: bigint(p.epoch_shift),
+    pocStageDuration: bigint(p.poc_stage_duration),
+    pocExchangeDuration: bigint(p.poc_exchange_duration),
+    pocValidationDelay: bigint(p.poc_validation_delay),
+    pocValidationDuration: bigint(p.poc_validation_duration),
+    setNewValidatorsDelay: bigint(p.set_new_validators_delay),
+    inferenceValidationCutoff: bigint(p.inference_validation_cutoff)
+  }
+}
+
+/** A protojson 64-bit integer (a decimal string, or a number) as a bigint; 0 when absent, as in Go. */
+function bigint (value: unknown): bigint {
+  return BigInt(int64(value))
+}

@@ -1,5 +1,64 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ChainClient } from '../../chain/client.js'
+import { Type, type Static } from 'typebox'
+import { chainPath, type ChainClient } from '../../chain/client.js'
+import { ChainStatusError, badRequest, notFound } from '../../errors.js'
+import { fromProtoJson, Int64, ProtoMessage } from '../../proto-json.js'
+import { withChainErrors } from './schemas.js'
 
-// Placeholder: being built (see the issue); registered already so index.ts stays stable.
-export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (_app, _opts) => {}
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+const HEIGHT_RULE = 'must be a decimal signed 64-bit integer (a block height)'
+
+// inference.inference.PoCBatch (pocbatch.proto). Older chains named its fields in
+// camelCase, newer ones in snake_case; Go's encoding/json wrote whichever names the
+// deployed chain's generated struct had, so both spellings are passed on.
+const PoCBatch = ProtoMessage({
+  participant_address: Type.String(),
+  poc_stage_start_block_height: Int64(),
+  received_at_block_height: Int64(),
+  nonces: Type.Array(Int64()),
+  dist: Type.Array(Type.Number()),
+  batch_id: Type.String(),
+  node_id: Type.String(),
+  participantAddress: Type.String({ description: 'older chains: participant_address' }),
+  pocStageStartBlockHeight: Int64({ description: 'older chains: poc_stage_start_block_height' }),
+  receivedAtBlockHeight: Int64({ description: 'older chains: received_at_block_height' })
+})
+
+// QueryPocBatchesForStageResponse as Go's encoding/json wrote it: numbers, omitempty.
+const PocBatchesResponse = ProtoMessage({
+  poc_batch: Type.Array(ProtoMessage({
+    participant: Type.String(),
+    pub_key: Type.String(),
+    hex_pub_key: Type.String(),
+    poc_batch: Type.Array(PoCBatch)
+  }))
+})
+
+export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+  app.get('/poc-batches/:epoch', {
+    schema: {
+      summary: 'The PoC batches submitted for the PoC stage that starts at a block height',
+      params: Type.Object({
+        // The 64-bit range is checked in the handler, with the same message.
+        epoch: Type.String({ pattern: '^-?[0-9]{1,19}$', description: HEIGHT_RULE })
+      }),
+      response: withChainErrors(PocBatchesResponse)
+    }
+  }, async (request) => {
+    const height = BigInt(request.params.epoch)
+    if (height < INT64_MIN || height > INT64_MAX) throw badRequest(`invalid path parameter epoch: ${HEIGHT_RULE}`)
+    let answer: unknown
+    try {
+      answer = await chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`)
+    } catch (err) {
+      // The Go service returned the gRPC error unmapped, which Echo answered with a bare
+      // 500; chain transport failures keep their own 503/504.
+      if (err instanceof ChainStatusError) throw new Error('poc_batches_for_stage failed', { cause: err })
+      throw err
+    }
+    const body = fromProtoJson(PocBatchesResponse, answer) as Static<typeof PocBatchesResponse> | undefined
+    if (body?.poc_batch === undefined) throw notFound(`PoC batches not found. epoch = ${height}`)
+    return body
+  })
+}
