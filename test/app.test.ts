@@ -1,0 +1,54 @@
+import t from 'tap'
+import { buildTestApp } from './fixtures/app.js'
+
+// The Go service's route contract: 17 public Tier A routes and the edge-only /v1/versions.
+// The 4 optional CPU-heavy routes are off (a later issue builds them).
+const PUBLIC_ROUTES = [
+  '/v1/status', '/v1/models', '/v1/governance/models', '/v1/governance/models-legacy', '/v1/pricing',
+  '/v1/participants', '/v1/participants/{address}', '/v1/epochs/{epoch}', '/v1/epochs/{epoch}/participants',
+  '/v1/poc-batches/{epoch}', '/v1/restrictions/status', '/v1/restrictions/exemptions',
+  '/v1/restrictions/exemptions/{id}/usage/{account}', '/v1/bls/epoch/{id}', '/v1/bls/epochs/{id}',
+  '/v1/bls/signatures/{request_id}', '/v1/bridge/addresses'
+]
+const EDGE_ONLY_ROUTES = ['/v1/versions']
+
+t.test('GET /openapi.json documents exactly the contract routes, each with its schemas', async (t) => {
+  const { app } = await buildTestApp(t)
+  const res = await app.inject('/openapi.json')
+  t.equal(res.statusCode, 200)
+  const doc = res.json()
+  t.match(doc.openapi, /^3\./)
+  const v1 = Object.keys(doc.paths).filter((path) => path.startsWith('/v1/')).sort()
+  t.equal(PUBLIC_ROUTES.length, 17)
+  t.same(v1, [...PUBLIC_ROUTES, ...EDGE_ONLY_ROUTES].sort())
+  t.ok(doc.paths['/healthz'] !== undefined && doc.paths['/readyz'] !== undefined, 'probes are documented')
+  t.notOk(doc.paths['/openapi.json'], 'the document does not list itself')
+  for (const path of v1) {
+    const get = doc.paths[path].get
+    t.ok(get?.responses?.['200'], `${path} documents its 200 answer`)
+  }
+  for (const path of v1.filter((p) => p.includes('{'))) {
+    const params = doc.paths[path].get.parameters as Array<{ in: string, schema: { pattern?: string } }>
+    t.ok(params.some((p) => p.in === 'path'), `${path} documents its path parameters`)
+  }
+})
+
+t.test('a well-formed X-Request-Id follows the request into the log; anything else gets our own id', async (t) => {
+  const { app, logs } = await buildTestApp(t)
+  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'router-7f3a.1' } })
+  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'bad id with spaces' } })
+  const ids = logs.filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  t.equal(ids[0], 'router-7f3a.1')
+  t.match(ids[1], /^r[0-9a-z]+$/)
+})
+
+t.test('unknown routes and methods answer 404 in the envelope', async (t) => {
+  const { app } = await buildTestApp(t)
+  for (const url of ['/v2/status', '/v1/nope', '/v1/verify-proof']) {
+    const res = await app.inject(url)
+    t.equal(res.statusCode, 404, url)
+    t.same(res.json(), { message: 'Not Found' })
+  }
+  const post = await app.inject({ method: 'POST', url: '/v1/status' })
+  t.equal(post.statusCode, 404)
+})
