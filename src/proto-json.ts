@@ -38,7 +38,7 @@ export function ProtoJsonObject (description: string): TObject<{}> {
 }
 
 export interface ConvertOptions {
-  /** Leave out zero values (0, "", false, []) as Go's omitempty did. @default true */
+  /** Leave out zero and unset values (0, "", false, [], null) as Go's omitempty did. @default true */
   readonly omitEmpty?: boolean
 }
 
@@ -101,8 +101,10 @@ function integer (schema: Schema, value: unknown): Int64Value | undefined {
   return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
 }
 
+// Go's omitempty: zero numbers, "", false, empty slices, and nil pointers (protojson's null
+// for an unset message or bytes field).
 function isEmpty (value: Json): boolean {
-  return value === 0 || value === 0n || value === '' || value === false || (Array.isArray(value) && value.length === 0)
+  return value === null || value === 0 || value === 0n || value === '' || value === false || (Array.isArray(value) && value.length === 0)
 }
 
 /** Reads a protojson 64-bit integer (a decimal string) as an exact number or bigint. */

@@ -36,12 +36,14 @@ t.test('enum names become numbers; numbers pass; unknown names and junk are left
   t.same(fromProtoJson(Message, { status: 'ACTIVE', count: 7 }), { status: 1, count: 7 })
   t.same(fromProtoJson(Message, { status: 'FROM_A_NEWER_CHAIN' }), {})
   t.same(fromProtoJson(Message, { small: '12abc', big: true, heights: 'x' }), {})
-  t.same(fromProtoJson(Message, { inner: 'not an object', list: [{ height: '1' }, null] }), { list: [{ height: 1 }, null] })
+  t.same(fromProtoJson(Message, { inner: 'not an object', list: [{ height: '1' }, null] }), { list: [{ height: 1 }, null] },
+    'a null array item stays: Go wrote a nil entry as null too')
 })
 
 t.test('omitempty: zero values are left out as Go did; fields the schema lacks are dropped', async (t) => {
   const input = { id: '', big: '0', small: '0', count: 0, status: 'UNSPECIFIED', flag: false, tags: [], inner: { height: '0', note: '' }, extra: 'dropped' }
   t.same(fromProtoJson(Message, input), { inner: {} })
+  t.same(fromProtoJson(Message, { inner: null, maybe: null, id: 'x' }), { id: 'x' }, 'unset (null) messages are nil pointers: left out')
   t.same(fromProtoJson(Message, input, { omitEmpty: false }), {
     id: '', big: 0, small: 0, count: 0, status: 0, flag: false, tags: [], inner: { height: 0, note: '' }
   })
@@ -49,7 +51,7 @@ t.test('omitempty: zero values are left out as Go did; fields the schema lacks a
 
 t.test('objects without listed properties, strings, booleans and nulls pass through untouched', async (t) => {
   const raw = { any: ['thing', 1] }
-  const out = fromProtoJson(Message, { raw, id: 'x', flag: true, maybe: null }) as Record<string, unknown>
+  const out = fromProtoJson(Message, { raw, id: 'x', flag: true, maybe: null }, { omitEmpty: false }) as Record<string, unknown>
   t.equal(out.raw, raw)
   t.same(out, { id: 'x', flag: true, raw, maybe: null })
   t.same(fromProtoJson(Message, { maybe: 'y' }), { maybe: 'y' })
