@@ -1,11 +1,12 @@
 import Fastify from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { DestinationStream } from 'pino'
+import type { DestinationStream, Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { handleError, handleNotFound } from './error-handler.js'
 import { createLogger } from './logger.js'
+import { Readiness } from './readiness.js'
 import { formatSchemaError } from './schema-errors.js'
 import { health } from './routes/health.js'
 import { v1 } from './routes/v1/index.js'
@@ -15,7 +16,24 @@ export interface AppOptions {
   readonly chain: ChainClient
   /** Where log lines go; stdout by default. */
   readonly logStream?: DestinationStream
+  /** The logger to use (main.ts shares its own); by default one on logStream at config.logLevel. */
+  readonly logger?: Logger
+  /** Readiness and its drain latch (main.ts drives it on SIGTERM); by default a new one over `chain`. */
+  readonly readiness?: Readiness
 }
+
+// Server timeouts, set deliberately rather than inherited:
+// - keepAliveTimeout 75 s: an idle keep-alive socket must outlive the peer's own idle timeout
+//   (HAProxy `timeout http-keep-alive 10s`, nginx/ALB 60 s); if we closed first, the peer could
+//   write a request onto a socket we are closing and its client would see a 502. It never delays
+//   shutdown: from the drain latch on every response carries Connection: close, and idle sockets
+//   are closed when the listener closes (fastify/fastify#7044).
+// - headersTimeout 15 s: a client (or slowloris) gets that long to send its headers; the router
+//   sends them at once.
+// - requestTimeout 30 s: the whole request must have arrived by then (Node requires it to be
+//   >= headersTimeout; our requests have no body). It does not bound handling time: the chain
+//   timeout and the shutdown budget do.
+export const SERVER_TIMEOUTS = { keepAliveTimeout: 75_000, headersTimeout: 15_000, requestTimeout: 30_000 } as const
 
 let requestCounter = 0
 
@@ -23,8 +41,16 @@ let requestCounter = 0
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
   const { config, chain } = options
+  const readiness = options.readiness ?? new Readiness(chain)
   const app = Fastify({
-    loggerInstance: createLogger(config.logLevel, options.logStream),
+    loggerInstance: options.logger ?? createLogger(config.logLevel, options.logStream),
+    ...SERVER_TIMEOUTS,
+    // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
+    // without running a handler, so a balancer may safely retry them elsewhere.
+    return503OnClosing: true,
+    // 'idle' reaps idle sockets when the listener closes; never `true`, which would destroy
+    // requests still in flight. Forced close is the lifecycle's job, at its deadline.
+    forceCloseConnections: 'idle',
     // A well-formed id from the router or client follows the request through our logs.
     genReqId: (req) => {
       const id = req.headers['x-request-id']
@@ -40,6 +66,14 @@ export async function buildApp (options: AppOptions) {
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
 
+  // From the drain latch on, every response closes its connection, so keep-alive clients and
+  // the router's reused connections move to another replica before the listener closes, and
+  // no socket is left idling until keepAliveTimeout once it does (fastify/fastify#7044).
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (readiness.draining) reply.header('connection', 'close')
+    done(null, payload)
+  })
+
   await app.register(swagger, {
     openapi: {
       info: { title: 'edge-api', description: 'Public read-only /v1 queries of the gonka chain', version: '1' }
@@ -47,7 +81,7 @@ export async function buildApp (options: AppOptions) {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  await app.register(health, { chain })
+  await app.register(health, { readiness })
   await app.register(v1, { prefix: '/v1', chain })
   return app
 }

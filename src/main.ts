@@ -1,0 +1,81 @@
+// The process entry point, and the only file that touches `process`: environment, signals,
+// exit codes. Everything else takes what it needs as arguments, so tests never exit.
+import process from 'node:process'
+import { pino } from 'pino'
+import { buildApp } from './app.js'
+import { ChainClient } from './chain/client.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { formatDuration } from './duration.js'
+import { Drain } from './lifecycle/drain.js'
+import { httpDrainTarget } from './lifecycle/http-target.js'
+import { createLogger } from './logger.js'
+import { Readiness } from './readiness.js'
+
+// Synchronous writes keep the log in order up to the last line before process.exit; pino's
+// asynchronous default can let its exit-time flush overtake a write still in progress, and
+// the drain's lines are what operators and tests follow.
+const stdout = pino.destination({ dest: 1, sync: true })
+
+async function main (): Promise<void> {
+  const startedAt = performance.now()
+  let config: Config
+  try {
+    config = loadConfig(process.env)
+  } catch (err) {
+    // One line that names the variable, the value and what is allowed; then refuse to boot.
+    const bootLog = createLogger('info', stdout)
+    if (err instanceof ConfigError) bootLog.fatal({ variable: err.variable }, err.message)
+    /* c8 ignore next */ // loadConfig only throws ConfigError; anything else is a bug worth a stack
+    else bootLog.fatal({ err }, 'configuration could not be read')
+    process.exit(1)
+  }
+
+  const log = createLogger(config.logLevel, stdout)
+  for (const warning of config.warnings) log.warn({ warning }, 'configuration warning')
+  log.info({
+    pid: process.pid,
+    node: process.version,
+    chain: config.chainRestUrl,
+    port: config.port,
+    host: config.host,
+    drainAnnounce: formatDuration(config.drainAnnounceMs),
+    shutdownBudget: formatDuration(config.shutdownBudgetMs),
+    chainTimeout: formatDuration(config.chainTimeoutMs),
+    chainConcurrency: config.chainConcurrency
+  }, 'starting')
+
+  const chain = new ChainClient({ baseUrl: config.chainRestUrl, timeoutMs: config.chainTimeoutMs, concurrency: config.chainConcurrency })
+  const readiness = new Readiness(chain)
+  const app = await buildApp({ config, chain, readiness, logger: log })
+
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException
+    const why = code === 'EADDRINUSE'
+      ? `port ${config.port} on ${config.host} is already in use`
+      : `cannot listen on ${config.host}:${config.port}: ${message}`
+    log.fatal({ code, port: config.port, host: config.host }, why)
+    process.exit(1)
+  }
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : config.port
+  log.info({ port, host: config.host, bootMs: Math.round(performance.now() - startedAt) }, 'listening')
+
+  const drain = new Drain({
+    announceMs: config.drainAnnounceMs,
+    budgetMs: config.shutdownBudgetMs,
+    target: httpDrainTarget({ app, readiness, chain }),
+    log
+  })
+  process.on('SIGTERM', () => drain.signal('SIGTERM'))
+  process.on('SIGINT', () => drain.signal('SIGINT'))
+
+  const { code, reason, shutdownMs } = await drain.outcome
+  // Exit as soon as the outcome is known: the last response has been written (or the
+  // sockets destroyed); nothing else is worth waiting for, a chain probe included.
+  log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
+  process.exit(code)
+}
+
+await main()
