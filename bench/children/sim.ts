@@ -1,0 +1,13 @@
+// The chain simulator (test/fixtures) in its own process, with its knobs and counters
+// reachable over IPC.
+import { startChainSimulator } from '../../test/fixtures/chain-simulator/simulator.js'
+import { serveCommands } from '../lib/ipc.js'
+
+const sim = await startChainSimulator()
+
+serveCommands({ url: sim.url, pid: process.pid }, {
+  count: ({ prefix }: { prefix?: string }) => sim.count(prefix),
+  reset: () => { sim.resetCounts() },
+  latency: ({ ms, prefix }: { ms: number, prefix?: string }) => { sim.latency(ms, prefix) },
+  clear: () => { sim.clearFaults() }
+})

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { request } from 'undici'
+import { Child } from './ipc.js'
+import { freePort } from './ports.js'
+
+export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
+
+/** A server under test: where to send requests, its pid (for RSS) and how to stop it. */
+export interface Server {
+  readonly url: string
+  readonly pid: number
+  readonly label: string
+  stop (): Promise<void>
+}
+
+export interface SimHandle {
+  readonly url: string
+  count (prefix?: string): Promise<number>
+  reset (): Promise<void>
+  latency (ms: number, prefix?: string): Promise<void>
+  clear (): Promise<void>
+  stop (): Promise<void>
+}
+
+export async function startSim (): Promise<SimHandle> {
+  const child = await Child.start<{ url: string }>('sim')
+  return {
+    url: child.ready.url,
+    count: (prefix) => child.call<number>('count', { prefix }),
+    reset: () => child.call('reset'),
+    latency: (ms, prefix) => child.call('latency', { ms, prefix }),
+    clear: () => child.call('clear'),
+    stop: () => child.stop()
+  }
+}
+
+export async function startBare (): Promise<Server> {
+  const child = await Child.start<{ port: number }>('bare')
+  return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label: 'bare fastify', stop: () => child.stop() }
+}
+
+/** edge-api from dist/app.js in a bench child, e.g. with coalescing off or a custom pool. */
+export async function startEdgeApp (chainUrl: string, coalesce = true, pool?: object): Promise<Server> {
+  const args = [chainUrl, coalesce ? 'on' : 'off', ...(pool === undefined ? [] : [JSON.stringify(pool)])]
+  const child = await Child.start<{ port: number }>('edge', args)
+  const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
+  return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label, stop: () => child.stop() }
+}
+
+export const hasMain = (): boolean => existsSync(MAIN_JS)
+
+export interface MainProcess extends Server {
+  readonly child: ChildProcess
+  /** Milliseconds from spawn to the first /healthz 200. */
+  readonly startMs: number
+  readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null, at: number }>
+}
+
+/** The real thing: `node dist/main.js`, configured through its environment. */
+export async function startMain (chainUrl: string, env: Record<string, string> = {}): Promise<MainProcess> {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawn(process.execPath, [MAIN_JS], {
+    env: {
+      ...process.env,
+      CHAIN_REST_URL: chainUrl,
+      EDGE_API_PORT: String(port),
+      EDGE_API_HOST: '127.0.0.1',
+      EDGE_API_DRAIN_ANNOUNCE: '0',
+      EDGE_API_LOG_LEVEL: 'warn',
+      ...env
+    },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null, signal: signal as NodeJS.Signals | null, at: performance.now()
+  }))
+  const url = `http://127.0.0.1:${port}`
+  // Polled every 2 ms: the process has no other way to say "I answer now" without a log parser.
+  const deadline = started + 10_000
+  let startMs = Number.NaN
+  while (performance.now() < deadline && child.exitCode === null) {
+    try {
+      const res = await request(`${url}/healthz`, { reset: true })
+      await res.body.dump()
+      if (res.statusCode === 200) {
+        startMs = performance.now() - started
+        break
+      }
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  if (Number.isNaN(startMs)) {
+    child.kill('SIGKILL')
+    throw new Error('dist/main.js did not answer /healthz within 10 s')
+  }
+  return {
+    url,
+    pid: child.pid as number,
+    label: 'edge-api (dist/main.js)',
+    child,
+    startMs,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await exited
+    }
+  }
+}
+
+/** edge-api as deployed (dist/main.js) when it exists, else the app from dist/app.js. */
+export async function startEdge (chainUrl: string): Promise<Server> {
+  return hasMain() ? startMain(chainUrl) : startEdgeApp(chainUrl)
+}
