@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/active-participants.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
-import { consensusAddress, decodeBase64, validatorKeyAddress } from '../../chain/validator-address.js'
+import { validatorKeyAddress } from '../../chain/validator-address.js'
 import { badRequest, notFound } from '../../errors.js'
 import { Int64, int64, Uint64 } from '../../proto-json.js'
 import { fitsUint64, Nullable, withChainErrors } from './schemas.js'
@@ -173,9 +173,8 @@ async function blockAfter (chain: ChainClient, height: bigint, log: FastifyBaseL
 
 function toValidator (v: NonNullable<GatewayValidatorSet['validators']>[number]): Static<typeof Validator> {
   const key = v.pub_key?.key ?? ''
-  const bytes = decodeBase64(key)
   return {
-    address: bytes === undefined ? '' : consensusAddress(bytes),
+    address: validatorKeyAddress(key),
     pub_key: key,
     voting_power: int64(v.voting_power),
     proposer_priority: int64(v.proposer_priority)
