@@ -1,0 +1,131 @@
+import t from 'tap'
+import { ChainClient } from '../src/chain/client.js'
+import { ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../src/errors.js'
+import { PROBE_PATH, Readiness, type ChainProber } from '../src/readiness.js'
+import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+
+/** A prober whose answers the test settles by hand, counting every probe. */
+function manualProber () {
+  const calls: Array<{ path: string, timeoutMs: number, resolve: (v: unknown) => void, reject: (e: unknown) => void }> = []
+  const prober: ChainProber = {
+    probe: (path, timeoutMs) => new Promise((resolve, reject) => { calls.push({ path, timeoutMs, resolve, reject }) })
+  }
+  return { prober, calls }
+}
+
+/** Lets pending promise callbacks run. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+t.test('probes node_info under its own 2 s budget and answers ready', async (t) => {
+  const { prober, calls } = manualProber()
+  const readiness = new Readiness(prober)
+  const answer = readiness.check()
+  t.equal(calls.length, 1)
+  t.equal(calls[0]?.path, PROBE_PATH)
+  t.equal(calls[0]?.timeoutMs, 2000)
+  calls[0]?.resolve({})
+  t.same(await answer, { status: 'ready' })
+})
+
+for (const n of [8, 500]) {
+  t.test(`${n} concurrent checks over an empty cache share exactly one probe`, async (t) => {
+    const { prober, calls } = manualProber()
+    const readiness = new Readiness(prober)
+    const answers = Array.from({ length: n }, () => readiness.check())
+    t.equal(calls.length, 1, 'one probe in flight')
+    calls[0]?.resolve({})
+    const all = await Promise.all(answers)
+    t.ok(all.every((a) => a.status === 'ready'), 'every check answered ready')
+    await readiness.check()
+    t.equal(calls.length, 1, 'and the next check is served from the cache')
+  })
+}
+
+t.test('caches the result, failure included, for 3 s', async (t) => {
+  let now = 1000
+  const { prober, calls } = manualProber()
+  const readiness = new Readiness(prober, { now: () => now })
+  const first = readiness.check()
+  calls[0]?.reject(new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
+  const failed = { status: 'not ready', reason: 'chain unreachable', error: 'chain unavailable' }
+  t.same(await first, failed, 'no internal address in the answer')
+  now += 2999
+  t.same(await readiness.check(), failed, 'the failure is cached')
+  t.equal(calls.length, 1, 'no second probe within the cache period')
+  now += 1
+  const third = readiness.check()
+  t.equal(calls.length, 2, 'the cache expired after 3 s: one new probe')
+  calls[1]?.resolve({})
+  t.same(await third, { status: 'ready' }, 'recovery is seen within one cache period')
+})
+
+t.test('the cache period counts from when the answer arrived', async (t) => {
+  let now = 0
+  const { prober, calls } = manualProber()
+  const readiness = new Readiness(prober, { now: () => now, cacheMs: 100 })
+  const first = readiness.check()
+  now = 500
+  calls[0]?.resolve({})
+  await first
+  now = 599
+  await readiness.check()
+  t.equal(calls.length, 1)
+})
+
+t.test('says why the chain is unreachable without leaking internals', async (t) => {
+  const cases: Array<[unknown, string]> = [
+    [new ChainTimeoutError(2000), 'no answer within 2s'],
+    [new ChainStatusError(14, 'node is catching up'), 'chain answered gRPC code 14: node is catching up'],
+    [new ChainUnavailableError('chain answered 502 without a gateway error body for /cosmos/x'), 'chain unavailable'],
+    [new SyntaxError('chain answered 200 with a body that is not JSON for /cosmos/base/tendermint/v1beta1/node_info'), 'chain answered with a body that is not JSON'],
+    [new Error('something at http://10.0.0.7:1317 broke'), 'chain probe failed']
+  ]
+  for (const [err, error] of cases) {
+    const readiness = new Readiness({ probe: async () => { throw err } })
+    t.same(await readiness.check(), { status: 'not ready', reason: 'chain unreachable', error })
+  }
+})
+
+t.test('draining answers at once, without probing the chain, and latches', async (t) => {
+  const { prober, calls } = manualProber()
+  const readiness = new Readiness(prober)
+  t.equal(readiness.draining, false)
+  readiness.beginDrain()
+  t.equal(readiness.draining, true)
+  for (let i = 0; i < 3; i++) t.same(await readiness.check(), { status: 'not ready', reason: 'draining' })
+  t.equal(calls.length, 0, 'no chain request while draining')
+})
+
+t.test('a drain that starts during a successful probe still answers draining', async (t) => {
+  const { prober, calls } = manualProber()
+  const readiness = new Readiness(prober)
+  const answers = [readiness.check(), readiness.check()]
+  await settle()
+  readiness.beginDrain()
+  calls[0]?.resolve({})
+  t.same(await Promise.all(answers), [
+    { status: 'not ready', reason: 'draining' },
+    { status: 'not ready', reason: 'draining' }
+  ], 'the latch wins over the probe that succeeded')
+})
+
+t.test('a hanging chain is answered at ~2 s, then from the cache in < 100 ms', async (t) => {
+  const sim = await startChainSimulator()
+  const chain = new ChainClient({ baseUrl: sim.url, timeoutMs: 30_000, concurrency: 4 })
+  t.teardown(async () => {
+    await sim.close()
+    await chain.close()
+  })
+  sim.hang(PROBE_PATH)
+  const readiness = new Readiness(chain)
+  let start = performance.now()
+  const answer = await readiness.check()
+  const took = performance.now() - start
+  t.same(answer, { status: 'not ready', reason: 'chain unreachable', error: 'no answer within 2s' })
+  t.ok(took >= 1900 && took <= 2200, `answered in ${Math.round(took)} ms (own 2 s budget, not the 30 s chain timeout)`)
+  start = performance.now()
+  t.same(await readiness.check(), answer, 'the cached failure')
+  const cached = performance.now() - start
+  t.ok(cached < 100, `cached answer in ${cached.toFixed(2)} ms`)
+  t.equal(sim.count(PROBE_PATH), 1, 'one chain request')
+})
