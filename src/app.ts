@@ -9,7 +9,7 @@ import { createLogger } from './logger.js'
 import { Readiness } from './readiness.js'
 import { formatSchemaError } from './schema-errors.js'
 import { health } from './routes/health.js'
-import { v1 } from './routes/v1/index.js'
+import { v1, type LoadShedding } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -20,6 +20,8 @@ export interface AppOptions {
   readonly logger?: Logger
   /** Readiness and its drain latch (main.ts drives it on SIGTERM); by default a new one over `chain`. */
   readonly readiness?: Readiness
+  /** Overrides of the /v1 load-shedding thresholds (tests trip them on purpose). */
+  readonly loadShedding?: LoadShedding
 }
 
 // Server timeouts, set deliberately rather than inherited:
@@ -82,7 +84,7 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  await app.register(v1, { prefix: '/v1', chain })
+  await app.register(v1, { prefix: '/v1', chain, loadShedding: options.loadShedding })
   return app
 }
 

@@ -1,0 +1,22 @@
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { buildTestApp } from '../../fixtures/app.js'
+
+t.test('under pressure, /v1 sheds with 503 + Retry-After while /healthz and /readyz still answer', async (t) => {
+  // A heap limit of 1 byte trips on the first sample: the overload is certain, not timed.
+  const { app, sim } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
+  await sleep(50)
+  const shed = await app.inject('/v1/status')
+  t.equal(shed.statusCode, 503)
+  t.equal(shed.headers['retry-after'], '1')
+  t.same(shed.json(), { message: 'Service Unavailable' })
+  t.equal((await app.inject('/v1/participants')).statusCode, 503)
+  t.equal(sim.count('/productscience'), 0, 'a shed request costs the chain nothing')
+  t.equal((await app.inject('/healthz')).statusCode, 200)
+  t.equal((await app.inject('/readyz')).statusCode, 200)
+})
+
+t.test('not under pressure, /v1 answers', async (t) => {
+  const { app } = await buildTestApp(t)
+  t.equal((await app.inject('/v1/status')).statusCode, 200)
+})
