@@ -1,0 +1,149 @@
+#!/bin/sh
+# Renders haproxy.cfg.template (next to this script) into an HAProxy configuration on stdout.
+# Used by the router container at start (entrypoint.sh) and by the test suite, so the
+# policy that is tested is the policy that is deployed. POSIX sh + sed + awk only: it runs
+# in the official haproxy images (busybox or dash) and on the CI host alike.
+#
+# Settings (environment):
+#   EDGE_API_ROUTER_SERVERS        empty: find replicas through DNS (Compose). Otherwise a
+#                                  space-separated list of host:port, one server each (tests).
+#   EDGE_API_POOL_HOST             edge-api-pool   DNS name resolving to every replica
+#   EDGE_API_PORT                  18080           replicas' port (DNS mode)
+#   EDGE_API_ROUTER_POOL_SLOTS     64              server-template slots (DNS mode)
+#   EDGE_API_ROUTER_DNS_RESOLVER   127.0.0.11:53   Docker's embedded DNS (DNS mode)
+#   EDGE_API_ROUTER_ADDRESS        (all)           listen address
+#   EDGE_API_ROUTER_PORT           18080           listen port
+#   EDGE_API_ROUTER_METRICS_ADDRESS 127.0.0.1:8405 Prometheus /metrics listener
+#   EDGE_API_ROUTER_STATS_SOCKET   (none)          runtime API socket path (level operator)
+#   EDGE_API_ROUTER_MAX_CONNECTIONS 4096           frontend maxconn
+#   EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS 30     timeout connect / http-request
+#   EDGE_API_ROUTER_READ_TIMEOUT_SECONDS 120       timeout client / server
+#   EDGE_API_ROUTER_INIT_STATE     auto            auto: `init-state fully-down` when the
+#                                                  HAProxy binary is 3.1 or newer (older ones
+#                                                  reject the keyword); on | off to force it
+#   HAPROXY_BIN                    haproxy         the binary asked for its version (auto)
+set -eu
+
+fail () {
+  echo "edge-api-router: $*" >&2
+  exit 1
+}
+
+here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+template=${EDGE_API_ROUTER_TEMPLATE:-$here/haproxy.cfg.template}
+[ -r "$template" ] || fail "template $template is not readable"
+
+number () { # name value
+  case $2 in
+    ''|*[!0-9]*) fail "invalid numeric setting $1='$2' (digits only)" ;;
+  esac
+  [ "$2" -gt 0 ] || fail "invalid numeric setting $1='$2' (must be greater than 0)"
+}
+port () { # name value
+  number "$1" "$2"
+  [ "$2" -le 65535 ] || fail "invalid port $1='$2' (1-65535)"
+}
+host () { # name value: a host name or IP literal; nothing that could break out of a config line
+  case $2 in
+    ''|*[!A-Za-z0-9.:_-]*) fail "invalid host $1='$2' (letters, digits, '.', ':', '_', '-')" ;;
+  esac
+}
+host_port () { # name value
+  case $2 in
+    *:*) host "$1" "${2%:*}"; port "$1" "${2##*:}" ;;
+    *) fail "invalid address $1='$2' (host:port)" ;;
+  esac
+}
+
+servers=${EDGE_API_ROUTER_SERVERS:-}
+pool_host=${EDGE_API_POOL_HOST:-edge-api-pool}
+pool_port=${EDGE_API_PORT:-18080}
+slots=${EDGE_API_ROUTER_POOL_SLOTS:-64}
+resolver=${EDGE_API_ROUTER_DNS_RESOLVER:-127.0.0.11:53}
+address=${EDGE_API_ROUTER_ADDRESS:-}
+listen_port=${EDGE_API_ROUTER_PORT:-18080}
+metrics=${EDGE_API_ROUTER_METRICS_ADDRESS:-127.0.0.1:8405}
+socket=${EDGE_API_ROUTER_STATS_SOCKET:-}
+max_connections=${EDGE_API_ROUTER_MAX_CONNECTIONS:-4096}
+connect_timeout=${EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS:-30}
+read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
+init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
+
+port EDGE_API_ROUTER_PORT "$listen_port"
+[ -z "$address" ] || host EDGE_API_ROUTER_ADDRESS "$address"
+host_port EDGE_API_ROUTER_METRICS_ADDRESS "$metrics"
+number EDGE_API_ROUTER_MAX_CONNECTIONS "$max_connections"
+number EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS "$connect_timeout"
+number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
+case $socket in
+  *[!A-Za-z0-9./_-]*) fail "invalid path EDGE_API_ROUTER_STATS_SOCKET='$socket'" ;;
+esac
+
+case $init_state in
+  on) init_state=' init-state fully-down' ;;
+  off) init_state='' ;;
+  auto)
+    # "HAProxy version 3.2.4-98813a1 2025/08/13 ..." -> 3 2
+    version=$("${HAPROXY_BIN:-haproxy}" -v 2>/dev/null | sed -n 's/^HAProxy version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n 1)
+    [ -n "$version" ] || fail "cannot read the version of ${HAPROXY_BIN:-haproxy}; set EDGE_API_ROUTER_INIT_STATE=on|off"
+    set -- $version
+    if [ "$1" -gt 3 ] || { [ "$1" -eq 3 ] && [ "$2" -ge 1 ]; }; then init_state=' init-state fully-down'; else init_state=''; fi
+    ;;
+  *) fail "invalid EDGE_API_ROUTER_INIT_STATE='$init_state' (auto, on or off)" ;;
+esac
+
+nl='
+'
+if [ -z "$servers" ]; then
+  host EDGE_API_POOL_HOST "$pool_host"
+  port EDGE_API_PORT "$pool_port"
+  number EDGE_API_ROUTER_POOL_SLOTS "$slots"
+  host_port EDGE_API_ROUTER_DNS_RESOLVER "$resolver"
+  # init-addr none: an empty pool at start is not an error; replicas appear as DNS finds them.
+  server_block="  server-template edgeapi $slots $pool_host:$pool_port resolvers docker init-addr none$init_state"
+  resolvers_block="resolvers docker
+  nameserver dns $resolver
+  accepted_payload_size 8192
+  resolve_retries 3
+  timeout resolve 1s
+  timeout retry 1s
+  hold valid 5s
+  hold other 5s
+  hold refused 5s
+  hold nx 5s
+  hold timeout 5s
+  hold obsolete 5s
+
+"
+else
+  server_block=''
+  n=0
+  for server in $servers; do
+    host_port EDGE_API_ROUTER_SERVERS "$server"
+    n=$((n + 1))
+    server_block="$server_block${server_block:+$nl}  server edgeapi$n $server$init_state"
+  done
+  resolvers_block=''
+fi
+
+if [ -n "$socket" ]; then
+  socket_line="  stats socket $socket mode 600 level operator"
+else
+  socket_line='  # no runtime API socket (EDGE_API_ROUTER_STATS_SOCKET is unset)'
+fi
+bind="${address:-}:$listen_port"
+
+# Every value was validated above: none holds '|', '&', '\' or a newline, so sed is safe.
+sed \
+  -e "s|@MAX_CONNECTIONS@|$max_connections|g" \
+  -e "s|@CONNECT_TIMEOUT@|$connect_timeout|g" \
+  -e "s|@READ_TIMEOUT@|$read_timeout|g" \
+  -e "s|@BIND@|$bind|g" \
+  -e "s|@METRICS_BIND@|$metrics|g" \
+  "$template" |
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line awk '
+    $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
+    $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
+    $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }
+    { print }
+  '

@@ -1,0 +1,110 @@
+import { basename } from 'node:path'
+import t from 'tap'
+import { CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+
+const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
+const STACK = composeFiles().find((f) => basename(f) === 'docker-compose.yml') as string
+const SINGLE = composeFiles().find((f) => basename(f) === 'docker-compose.single.yml') as string
+
+// docker-compose (Python) needs a second or more per run on a loaded machine.
+t.setTimeout(180_000)
+
+t.test('the shipped compose files', async (t) => {
+  t.same(composeFiles().map((f) => basename(f)), ['docker-compose.single.yml', 'docker-compose.yml'])
+})
+
+t.test('docker-compose config -q accepts every compose file, and rejects an invalid one', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  for (const file of composeFiles()) {
+    for (const envFile of [CONFIG_EXAMPLE, undefined]) {
+      const run = composeConfig(file, { envFile, quiet: true })
+      t.equal(run.status, 0, `${basename(file)} ${envFile === undefined ? 'with defaults' : 'with config.env.example'}: ${run.stderr}`)
+    }
+  }
+  const invalid = composeConfig(INVALID, { quiet: true })
+  t.not(invalid.status, 0, 'an invalid compose file fails the check')
+  t.match(invalid.stderr, /stop_grace_periodd/, 'and the complaint names the problem')
+})
+
+t.test('stop_grace_period exceeds announce + budget on every edge-api service', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  for (const file of composeFiles()) {
+    for (const envFile of [CONFIG_EXAMPLE, undefined]) {
+      const services = parseServices(composeConfig(file, { envFile }).stdout)
+      const edgeApis = [...services.values()].filter((s) => s.environment.EDGE_API_SHUTDOWN_BUDGET !== undefined)
+      t.ok(edgeApis.length >= 1, `${basename(file)} has edge-api services`)
+      t.same(graceViolations(services), [], `${basename(file)}: every edge-api service outlives its drain`)
+      for (const s of edgeApis) t.equal(s.scalars.stop_grace_period, '3m', 'default 3m')
+    }
+  }
+  // The check can fail: a budget beyond the grace period, or a grace period Docker-short.
+  const broken: Array<[string, Record<string, string>]> = [
+    [STACK, { EDGE_API_SHUTDOWN_BUDGET: '3m' }],
+    [STACK, { EDGE_API_STOP_GRACE_PERIOD: '10s' }],
+    [STACK, { EDGE_API_STOP_GRACE_PERIOD: 'forever' }],
+    [SINGLE, { EDGE_API_SHUTDOWN_BUDGET: '3m' }]
+  ]
+  for (const [file, env] of broken) {
+    const problems = graceViolations(parseServices(composeConfig(file, { envFile: CONFIG_EXAMPLE, env }).stdout))
+    t.equal(problems.length, file === STACK ? 3 : 1, `${basename(file)} with ${JSON.stringify(env)} is reported: ${problems.join('; ')}`)
+  }
+  t.match(graceViolations(new Map([['x', { environment: { EDGE_API_SHUTDOWN_BUDGET: '2m' }, aliases: [], scalars: {} }]])),
+    [/x: announce undefined/], 'a missing announce is reported')
+  t.match(graceViolations(new Map([['x', { environment: { EDGE_API_SHUTDOWN_BUDGET: '2m', EDGE_API_DRAIN_ANNOUNCE: '5s' }, aliases: [], scalars: {} }]])),
+    [/x: stop_grace_period unset \(Docker: 10s\)/], 'a missing stop_grace_period is reported')
+})
+
+t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router'])
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    const s = services.get(name)
+    t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
+    t.equal(s?.environment.CHAIN_REST_URL, 'http://node:1317', 'the chain URL comes from config.env')
+    t.equal(s?.environment.EDGE_API_HOST, '0.0.0.0', 'listens on the container network')
+    t.equal(s?.environment.EDGE_API_DRAIN_ANNOUNCE, '5s', 'announces the drain to the router')
+    t.notOk('container_name' in (s?.scalars ?? {}), 'no container_name: the service can be scaled')
+  }
+  const router = services.get('edge-api-router')
+  t.match(router?.scalars.image, /^haproxy:\d+\.\d+/, 'the official haproxy image')
+  t.equal(router?.environment.EDGE_API_POOL_HOST, 'edge-api-pool')
+  t.equal(router?.environment.EDGE_API_ROUTER_METRICS_ADDRESS, '127.0.0.1:8405', 'metrics on loopback only')
+
+  const overridden = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { CHAIN_REST_URL: 'http://chain.internal:1317', EDGE_API_DRAIN_ANNOUNCE: '10s' } }).stdout)
+  t.equal(overridden.get('edge-api-2')?.environment.CHAIN_REST_URL, 'http://chain.internal:1317')
+  t.equal(overridden.get('edge-api-2')?.environment.EDGE_API_DRAIN_ANNOUNCE, '10s')
+})
+
+t.test('the single replica: no router, so no drain announcement', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  for (const env of [{}, { EDGE_API_DRAIN_ANNOUNCE: '10s' }] as Array<Record<string, string>>) {
+    const services = parseServices(composeConfig(SINGLE, { envFile: CONFIG_EXAMPLE, env }).stdout)
+    t.same([...services.keys()], ['edge-api'])
+    t.equal(services.get('edge-api')?.environment.EDGE_API_DRAIN_ANNOUNCE, '0', 'EDGE_API_DRAIN_ANNOUNCE=0, whatever config.env says')
+  }
+})
+
+t.test('parseServices reads normalized compose output', async (t) => {
+  const parsed = parseServices([
+    'networks: {}',
+    'services:',
+    '  a:',
+    '    environment:',
+    "      QUOTED: 'it''s'",
+    '      DOUBLE: "x"',
+    '      EMPTY: \'\'',
+    '    networks:',
+    '      default:',
+    '        aliases:',
+    '        - pool',
+    '        ipv4_address: 10.0.0.2',
+    '    stop_grace_period: 3m',
+    'volumes: {}',
+    '  notaservice:',
+    ''
+  ].join('\n'))
+  t.same([...parsed.keys()], ['a'])
+  t.same(parsed.get('a'), { environment: { QUOTED: "it's", DOUBLE: 'x', EMPTY: '' }, aliases: ['pool'], scalars: { stop_grace_period: '3m' } })
+})

@@ -1,0 +1,208 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../fixtures/deploy/router.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+
+// The backend policy (SPEC §6). Every rendering, DNS pool or loopback servers, must carry all of it.
+const POLICY = [
+  'balance roundrobin',
+  'option httpchk',
+  'http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host edge-api-router',
+  'http-check expect status 200',
+  'timeout check 3s',
+  'retry-on conn-failure empty-response 502',
+  'retries 2',
+  'option redispatch',
+  'http-request disable-l7-retry if !METH_GET !METH_HEAD !METH_OPTIONS',
+  'default-server check inter 1s fall 1 rise 2'
+]
+
+const LOOPBACK = {
+  EDGE_API_ROUTER_SERVERS: '127.0.0.1:40001 127.0.0.1:40002 127.0.0.1:40003',
+  EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
+  EDGE_API_ROUTER_PORT: '40010',
+  EDGE_API_ROUTER_METRICS_ADDRESS: '127.0.0.1:40011'
+}
+
+/** A stand-in for the haproxy binary that reports `version` and accepts any configuration. */
+function fakeHaproxy (dir: string, version: string, checkExit = 0): string {
+  const bin = join(dir, `haproxy-${version.replace(/\W/g, '_')}-${checkExit}`)
+  writeFileSync(bin, [
+    '#!/bin/sh',
+    `[ "$1" = -v ] && { echo 'HAProxy version ${version} 2025/08/13 - https://haproxy.org/'; exit 0; }`,
+    `[ "$1" = -c ] && exit ${checkExit}`,
+    'echo "exec $*"'
+  ].join('\n') + '\n')
+  chmodSync(bin, 0o755)
+  return bin
+}
+
+function assertPolicy (t: Test, config: string): void {
+  const lines = directives(config)
+  for (const directive of POLICY) t.ok(lines.includes(directive), `has "${directive}"`)
+  t.notOk(lines.some((l) => l.includes('shutdown-sessions')), 'no on-marked-down shutdown-sessions: it would cut a draining replica\'s requests')
+  const retryOn = lines.filter((l) => l.startsWith('retry-on'))
+  t.equal(retryOn.length, 1, 'one retry-on')
+  t.notOk(/\b503\b|all-retryable-errors/.test(retryOn.join(' ')), '503 is never retried')
+  t.notOk(lines.some((l) => /^option httpchk\s+\S/.test(l)), 'the check method is set by http-check send, not option httpchk')
+}
+
+t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on loopback', async (t) => {
+  const config = renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'on' })
+  assertPolicy(t, config)
+  const lines = directives(config)
+  t.ok(lines.includes('server-template edgeapi 64 edge-api-pool:18080 resolvers docker init-addr none init-state fully-down'),
+    'replicas come from DNS; a new one gets no traffic before its first passing checks')
+  t.ok(lines.includes('resolvers docker'), 'a resolvers section')
+  t.ok(lines.includes('nameserver dns 127.0.0.11:53'), 'Docker\'s embedded DNS')
+  t.ok(lines.includes('bind :18080'), 'listens on every interface of the container')
+  t.ok(lines.includes('bind 127.0.0.1:8405'), 'metrics only on loopback')
+  t.ok(lines.includes('http-request use-service prometheus-exporter if { path /metrics }'), 'Prometheus exporter')
+  t.ok(lines.includes('timeout client 120s') && lines.includes('timeout server 120s'), '120s read timeout, matching the 2m shutdown budget')
+  t.notOk(lines.some((l) => l.startsWith('server ')), 'no static servers')
+  t.notOk(lines.some((l) => l.startsWith('stats socket')), 'no runtime socket unless asked for')
+
+  const custom = directives(renderRouterConfig({
+    EDGE_API_ROUTER_INIT_STATE: 'off',
+    EDGE_API_POOL_HOST: 'replicas.internal',
+    EDGE_API_PORT: '9000',
+    EDGE_API_ROUTER_POOL_SLOTS: '8',
+    EDGE_API_ROUTER_DNS_RESOLVER: '10.0.0.2:53',
+    EDGE_API_ROUTER_READ_TIMEOUT_SECONDS: '90',
+    EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS: '5',
+    EDGE_API_ROUTER_MAX_CONNECTIONS: '100'
+  }))
+  t.ok(custom.includes('server-template edgeapi 8 replicas.internal:9000 resolvers docker init-addr none'), 'settings reach the server-template')
+  t.ok(custom.includes('nameserver dns 10.0.0.2:53'))
+  t.ok(custom.includes('timeout server 90s') && custom.includes('timeout connect 5s') && custom.includes('timeout http-request 5s'))
+  t.equal(custom.filter((l) => l === 'maxconn 100').length, 2, 'global and frontend maxconn')
+})
+
+t.test('loopback servers (tests): the same policy, one server line per replica', async (t) => {
+  const config = renderRouterConfig({ ...LOOPBACK, EDGE_API_ROUTER_INIT_STATE: 'on', EDGE_API_ROUTER_STATS_SOCKET: '/tmp/edge-api-router.sock' })
+  assertPolicy(t, config)
+  const lines = directives(config)
+  t.same(lines.filter((l) => l.startsWith('server')), [
+    'server edgeapi1 127.0.0.1:40001 init-state fully-down',
+    'server edgeapi2 127.0.0.1:40002 init-state fully-down',
+    'server edgeapi3 127.0.0.1:40003 init-state fully-down'
+  ])
+  t.ok(lines.includes('bind 127.0.0.1:40010'))
+  t.ok(lines.includes('bind 127.0.0.1:40011'))
+  t.ok(lines.includes('stats socket /tmp/edge-api-router.sock mode 600 level operator'))
+  t.notOk(lines.some((l) => l.startsWith('resolvers') || l.includes('server-template')), 'no DNS in loopback mode')
+
+  // Both renderings differ only in server lines, listen addresses and the socket.
+  const dns = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'on' }))
+  const policyOf = (ls: string[]): string[] => ls.filter((l) => !/^(server|bind|stats socket|resolvers|nameserver|accepted_payload_size|resolve_retries|timeout (resolve|retry)|hold )/.test(l))
+  t.same(policyOf(lines), policyOf(dns), 'the loopback rendering carries exactly the deployed policy')
+})
+
+t.test('init-state follows the HAProxy version: 3.1+ has it, older releases reject the keyword', async (t) => {
+  const dir = t.testdir()
+  const withVersion = (version: string): string[] =>
+    directives(renderRouterConfig({ ...LOOPBACK, HAPROXY_BIN: fakeHaproxy(dir, version) })).filter((l) => l.startsWith('server '))
+  t.ok(withVersion('3.2.4-98813a1').every((l) => l.endsWith(' init-state fully-down')), '3.2 (the Compose image)')
+  t.ok(withVersion('3.1.0').every((l) => l.endsWith(' init-state fully-down')), '3.1')
+  t.ok(withVersion('4.0.1').every((l) => l.endsWith(' init-state fully-down')), '4.0')
+  t.ok(withVersion('2.6.12-1+deb12u4').every((l) => !l.includes('init-state')), '2.6 (Debian 12)')
+  t.ok(withVersion('3.0.11').every((l) => !l.includes('init-state')), '3.0')
+
+  const garbled = join(dir, 'garbled')
+  writeFileSync(garbled, '#!/bin/sh\necho nonsense\n')
+  chmodSync(garbled, 0o755)
+  const unknown = runRouterScript(RENDER_SH, { ...LOOPBACK, HAPROXY_BIN: garbled })
+  t.equal(unknown.status, 1)
+  t.match(unknown.stderr, /cannot read the version of .*garbled; set EDGE_API_ROUTER_INIT_STATE=on\|off/)
+})
+
+t.test('the renderer refuses malformed settings, naming them', async (t) => {
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [{ EDGE_API_PORT: 'invalid' }, /invalid numeric setting EDGE_API_PORT='invalid'/],
+    [{ EDGE_API_PORT: '70000' }, /invalid port EDGE_API_PORT='70000'/],
+    [{ EDGE_API_ROUTER_PORT: '0' }, /EDGE_API_ROUTER_PORT='0' \(must be greater than 0\)/],
+    [{ EDGE_API_ROUTER_POOL_SLOTS: '-1' }, /EDGE_API_ROUTER_POOL_SLOTS='-1'/],
+    [{ EDGE_API_ROUTER_MAX_CONNECTIONS: '1e3' }, /EDGE_API_ROUTER_MAX_CONNECTIONS='1e3'/],
+    [{ EDGE_API_ROUTER_READ_TIMEOUT_SECONDS: '2m' }, /EDGE_API_ROUTER_READ_TIMEOUT_SECONDS='2m'/],
+    [{ EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS: '' }, /^$/],
+    [{ EDGE_API_POOL_HOST: 'pool\n  server evil 10.0.0.1:80' }, /invalid host EDGE_API_POOL_HOST=/],
+    [{ EDGE_API_POOL_HOST: 'a|b' }, /invalid host EDGE_API_POOL_HOST='a\|b'/],
+    [{ EDGE_API_ROUTER_DNS_RESOLVER: '127.0.0.11' }, /invalid address EDGE_API_ROUTER_DNS_RESOLVER='127.0.0.11' \(host:port\)/],
+    [{ EDGE_API_ROUTER_METRICS_ADDRESS: '127.0.0.1:x' }, /EDGE_API_ROUTER_METRICS_ADDRESS='x'/],
+    [{ EDGE_API_ROUTER_ADDRESS: '0.0.0.0 ssl' }, /invalid host EDGE_API_ROUTER_ADDRESS/],
+    [{ EDGE_API_ROUTER_SERVERS: '127.0.0.1:1 127.0.0.1' }, /invalid address EDGE_API_ROUTER_SERVERS='127.0.0.1'/],
+    [{ EDGE_API_ROUTER_SERVERS: '127.0.0.1:1&x' }, /EDGE_API_ROUTER_SERVERS/],
+    [{ EDGE_API_ROUTER_STATS_SOCKET: '/tmp/a b' }, /invalid path EDGE_API_ROUTER_STATS_SOCKET='\/tmp\/a b'/],
+    [{ EDGE_API_ROUTER_INIT_STATE: 'maybe' }, /invalid EDGE_API_ROUTER_INIT_STATE='maybe' \(auto, on or off\)/],
+    [{ EDGE_API_ROUTER_TEMPLATE: '/nonexistent/template' }, /template \/nonexistent\/template is not readable/],
+    [{ EDGE_API_ROUTER_INIT_STATE: 'auto', HAPROXY_BIN: '/nonexistent/haproxy' }, /cannot read the version of \/nonexistent\/haproxy; set EDGE_API_ROUTER_INIT_STATE=on\|off/]
+  ]
+  for (const [env, message] of refusals) {
+    const result = runRouterScript(RENDER_SH, { EDGE_API_ROUTER_INIT_STATE: 'off', ...env })
+    if (message.source === '^$') {
+      // An empty value means "use the default", as in the container's environment.
+      t.equal(result.status, 0, `${JSON.stringify(env)} falls back to the default`)
+      continue
+    }
+    t.equal(result.status, 1, `${JSON.stringify(env)} is refused`)
+    t.match(result.stderr, /^edge-api-router: /)
+    t.match(result.stderr, message)
+    t.equal(result.stdout, '', 'nothing rendered')
+  }
+})
+
+t.test('haproxy -c accepts every rendering', async (t) => {
+  if (!requireTool(t, 'haproxy', 'the router configuration check')) return
+  const dir = t.testdir()
+  // A unix socket path is limited to ~100 bytes: keep it short, outside the test directory.
+  const socketDir = mkdtempSync(join(tmpdir(), 'edge-router-'))
+  t.teardown(() => rmSync(socketDir, { recursive: true, force: true }))
+  const renderings: Record<string, Record<string, string>> = {
+    'dns pool': {},
+    loopback: { ...LOOPBACK, EDGE_API_ROUTER_STATS_SOCKET: join(socketDir, 'haproxy.sock') }
+  }
+  for (const [name, env] of Object.entries(renderings)) {
+    const file = join(dir, `${name.replace(' ', '-')}.cfg`)
+    // auto: init-state appears exactly when this haproxy supports it.
+    writeFileSync(file, renderRouterConfig(env))
+    t.equal(haproxyCheck(file), null, `${name}: haproxy -c accepts it`)
+  }
+  const broken = join(dir, 'broken.cfg')
+  writeFileSync(broken, readFileSync(join(dir, 'loopback.cfg'), 'utf8').replace('balance roundrobin', 'balance sometimes'))
+  t.not(haproxyCheck(broken), null, 'and the check does reject a broken configuration')
+})
+
+t.test('entrypoint: renders, checks with haproxy -c, then execs HAProxy in the foreground', async (t) => {
+  const dir = t.testdir()
+  const out = join(dir, 'haproxy.cfg')
+  const ok = fakeHaproxy(dir, '3.2.4')
+  const started = runRouterScript(ENTRYPOINT_SH, { HAPROXY_BIN: ok, EDGE_API_ROUTER_OUT: out })
+  t.equal(started.status, 0)
+  t.equal(started.stdout, `exec -W -db -f ${out}\n`, 'exec (HAProxy gets the stop signal), master-worker, foreground')
+  t.ok(directives(readFileSync(out, 'utf8')).includes('server-template edgeapi 64 edge-api-pool:18080 resolvers docker init-addr none init-state fully-down'))
+
+  for (const flag of ['1', 'true', 'yes']) {
+    const only = runRouterScript(ENTRYPOINT_SH, { HAPROXY_BIN: ok, EDGE_API_ROUTER_OUT: out, EDGE_API_ROUTER_RENDER_ONLY: flag })
+    t.equal(only.status, 0)
+    t.equal(only.stdout, '', `RENDER_ONLY=${flag}: HAProxy is not started`)
+  }
+  const bogus = runRouterScript(ENTRYPOINT_SH, { HAPROXY_BIN: ok, EDGE_API_ROUTER_OUT: out, EDGE_API_ROUTER_RENDER_ONLY: 'sometimes' })
+  t.equal(bogus.status, 1)
+  t.match(bogus.stderr, /invalid EDGE_API_ROUTER_RENDER_ONLY='sometimes'/)
+
+  const rejecting = runRouterScript(ENTRYPOINT_SH, { HAPROXY_BIN: fakeHaproxy(dir, '3.2.4', 1), EDGE_API_ROUTER_OUT: out })
+  t.equal(rejecting.status, 1)
+  t.match(rejecting.stderr, /HAProxy rejects the rendered configuration/)
+  t.equal(rejecting.stdout, '', 'never started')
+
+  const badSetting = runRouterScript(ENTRYPOINT_SH, { HAPROXY_BIN: ok, EDGE_API_ROUTER_OUT: out, EDGE_API_PORT: 'x' })
+  t.equal(badSetting.status, 1)
+  t.match(badSetting.stderr, /invalid numeric setting EDGE_API_PORT='x'/)
+  t.equal(badSetting.stdout, '', 'never started')
+
+  if (!requireTool(t, 'haproxy', 'the entrypoint check with the real binary')) return
+  const real = runRouterScript(ENTRYPOINT_SH, { EDGE_API_ROUTER_OUT: out, EDGE_API_ROUTER_RENDER_ONLY: '1', HAPROXY_BIN: 'haproxy' })
+  t.equal(real.status, 0, `real haproxy -c accepts the Compose rendering: ${real.stderr}`)
+})
