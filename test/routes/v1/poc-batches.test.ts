@@ -1,0 +1,114 @@
+import t from 'tap'
+import { buildTestApp } from '../../fixtures/app.js'
+import { POC_START } from '../../fixtures/chain-simulator/data/epochs.js'
+
+const STAGE = '/productscience/inference/inference/poc_batches_for_stage/'
+
+t.test('GET /v1/poc-batches/:epoch answers the legacy shape: numbers, zero values left out', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  const res = await app.inject(`/v1/poc-batches/${POC_START}`)
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, JSON.stringify({
+    poc_batch: [
+      {
+        participant: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr',
+        pub_key: 'Au5ZQav3E36PZpGta2xUa8r9xEEo9Biph3fG5i3qaeSG',
+        hex_pub_key: '02EE5941ABF7137E8F6691AD6B6C546BCAFDC44128F418A98777C6E62DEA69E486',
+        poc_batch: [
+          {
+            participant_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr',
+            poc_stage_start_block_height: POC_START,
+            received_at_block_height: POC_START + 12,
+            nonces: [17, 'NONCE_MAX', -3],
+            dist: [0.125, 0.5, 0.75],
+            batch_id: 'b-1'
+          },
+          {
+            participant_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr',
+            poc_stage_start_block_height: POC_START,
+            received_at_block_height: POC_START + 12,
+            batch_id: 'b-2'
+          }
+        ]
+      },
+      { participant: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v' }
+    ]
+  }).replace('"NONCE_MAX"', '9223372036854775807'), 'an int64 nonce of 9223372036854775807 stays exact')
+  t.same(sim.requests, [`${STAGE}${POC_START}`])
+})
+
+t.test('older chains\' camelCase PoCBatch fields are passed on', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  sim.override(`${STAGE}100`, JSON.stringify({
+    poc_batch: [{
+      participant: 'gonka1a',
+      pub_key: '',
+      hex_pub_key: '',
+      poc_batch: [{ participantAddress: 'gonka1a', pocStageStartBlockHeight: '9223372036854775807', receivedAtBlockHeight: '101', nonces: ['1'], dist: [1] }]
+    }]
+  }))
+  const res = await app.inject('/v1/poc-batches/100')
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '{"poc_batch":[{"participant":"gonka1a","poc_batch":[{"nonces":[1],"dist":[1],"participantAddress":"gonka1a","pocStageStartBlockHeight":9223372036854775807,"receivedAtBlockHeight":101}]}]}')
+})
+
+t.test('no batches (empty, missing or null) is 404 with the height', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  let res = await app.inject('/v1/poc-batches/5')
+  t.equal(res.statusCode, 404)
+  t.same(res.json(), { message: 'PoC batches not found. epoch = 5' })
+  for (const body of ['{}', 'null', '{"poc_batch":null}']) {
+    sim.override(`${STAGE}6`, body)
+    res = await app.inject('/v1/poc-batches/6')
+    t.equal(res.statusCode, 404, body)
+    t.same(res.json(), { message: 'PoC batches not found. epoch = 6' })
+  }
+})
+
+t.test('heights are int64: extremes pass exactly, leading zeros are dropped', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  for (const [param, canonical] of [['9223372036854775807', '9223372036854775807'], ['-9223372036854775808', '-9223372036854775808'], ['007', '7'], ['-0', '0']]) {
+    sim.resetCounts()
+    const res = await app.inject(`/v1/poc-batches/${param}`)
+    t.equal(res.statusCode, 404, param)
+    t.same(res.json(), { message: `PoC batches not found. epoch = ${canonical}` })
+    t.same(sim.requests, [`${STAGE}${canonical}`])
+  }
+})
+
+t.test('bad heights are 400 before any chain request', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  const message = 'invalid path parameter epoch: must be a decimal signed 64-bit integer (a block height)'
+  // '' is /v1/poc-batches/ : the route with an empty height.
+  for (const bad of ['latest', '1.5', '+1', '0x10', '1e3', '9223372036854775808', '-9223372036854775809', '99999999999999999999', '%20', '1%2F..%2Fparams', '']) {
+    const res = await app.inject(`/v1/poc-batches/${bad}`)
+    t.equal(res.statusCode, 400, bad)
+    t.same(res.json(), { message }, bad)
+  }
+  t.equal(sim.count(), 0)
+})
+
+t.test('a chain gateway error is a bare 500, as the Go service answered it', async (t) => {
+  const { app, sim, logs } = await buildTestApp(t)
+  for (const code of [5, 3, 13, 14]) {
+    sim.clearFaults()
+    sim.fail(STAGE, code, `stage query said ${code}`)
+    const res = await app.inject(`/v1/poc-batches/${POC_START}`)
+    t.equal(res.statusCode, 500, `gRPC ${code}`)
+    t.same(res.json(), { message: 'Internal Server Error' })
+  }
+  t.ok(logs.some((l) => l.level === 50 && JSON.stringify(l).includes('stage query said 14')), 'the chain message is in the log')
+})
+
+t.test('chain transport failures keep 503 and 504', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '50ms' } })
+  sim.hang(STAGE)
+  let res = await app.inject(`/v1/poc-batches/${POC_START}`)
+  t.equal(res.statusCode, 504)
+  t.same(res.json(), { message: 'chain query timed out' })
+  sim.clearFaults()
+  await sim.refuse()
+  res = await app.inject(`/v1/poc-batches/${POC_START}`)
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { message: 'chain unavailable' })
+})
