@@ -45,8 +45,15 @@ createInterface({ input: edge.stdout }).on('line', (line) => {
   }
 })
 
+// One Ctrl-C reaches this process several times within milliseconds (from the terminal, and
+// relayed by npm and tsx), but must reach edge-api once: a second signal means "force".
+let lastForwarded = 0
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => { edge.kill(signal) })
+  process.on(signal, () => {
+    if (Date.now() - lastForwarded < 500) return
+    lastForwarded = Date.now()
+    edge.kill(signal)
+  })
 }
 const [code] = await new Promise<[number | null]>((resolve) => edge.on('exit', (c) => resolve([c])))
 await sim.close()

@@ -9,8 +9,9 @@ const INTERNAL = 'Internal Server Error'
  */
 export function handleError (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof HttpError) {
-    const log = error.statusCode >= 500 ? request.log.warn.bind(request.log) : request.log.info.bind(request.log)
-    log({ err: error, cause: describeCause(error.cause) }, 'request failed')
+    // A client's mistake is routine: one line without a stack. A chain failure is worth a warning.
+    if (error.statusCode < 500) request.log.info({ statusCode: error.statusCode, reason: error.message }, 'request failed')
+    else request.log.warn({ err: error, cause: describeCause(error.cause) }, 'request failed')
     return reply.code(error.statusCode).headers(error.headers).send({ message: error.message })
   }
   const statusCode = (error as FastifyError).statusCode

@@ -22,7 +22,8 @@ t.test('an HttpError answers its status, headers and message; 4xx logged at info
   t.equal(res.statusCode, 429)
   t.equal(res.headers['retry-after'], '3')
   t.same(res.json(), { message: 'slow down' })
-  t.match(logs.find((l) => l.msg === 'request failed'), { level: 30 })
+  t.match(logs.find((l) => l.msg === 'request failed'), { level: 30, statusCode: 429, reason: 'slow down' })
+  t.notOk(logs.find((l) => l.msg === 'request failed')?.err, 'no stack for a client error')
 
   const chain = await appThrowing(t, new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
   const down = await chain.app.inject('/boom')
