@@ -1,5 +1,103 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
+import { fromProtoJson, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { AddressParam, Nullable, withChainErrors } from './schemas.js'
 
-// Placeholder: being built (see the issue); registered already so index.ts stays stable.
-export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (_app, _opts) => {}
+// The transfer-restrictions module (inference.restrictions), answered as the Go service did:
+// Go's encoding/json over the gogoproto structs (uint64 as numbers, zero fields left out).
+
+const GATEWAY = '/productscience/inference/restrictions'
+
+/** cosmos.base.query.v1beta1.PageResponse. */
+const PageResponse = ProtoMessage({
+  next_key: Type.String({ description: 'base64' }),
+  total: Uint64()
+})
+
+/** QueryTransferRestrictionStatusResponse. */
+const RestrictionStatus = ProtoMessage({
+  is_active: Type.Boolean(),
+  restriction_end_block: Uint64(),
+  current_block_height: Uint64(),
+  remaining_blocks: Uint64()
+})
+
+/** EmergencyTransferExemption: a governance-approved transfer template. */
+const EmergencyTransferExemption = ProtoMessage({
+  exemption_id: Type.String(),
+  from_address: Type.String({ description: 'an address, or "*" for any' }),
+  to_address: Type.String({ description: 'an address, or "*" for any' }),
+  max_amount: Type.String({ description: 'decimal amount per use' }),
+  usage_limit: Uint64({ description: 'uses per account' }),
+  expiry_block: Uint64(),
+  justification: Type.String()
+})
+
+/** ExemptionUsage: how often one account used one exemption. */
+const ExemptionUsage = ProtoMessage({
+  exemption_id: Type.String(),
+  account_address: Type.String(),
+  usage_count: Uint64()
+})
+
+// The repeated fields are non-nullable in gogoproto, so their JSON tags have no omitempty:
+// the key is always there, null when the list is empty (a nil slice after decoding).
+const ExemptionsResponse = Type.Object({
+  exemptions: Nullable(Type.Array(EmergencyTransferExemption)),
+  pagination: Type.Optional(PageResponse)
+})
+
+const UsageResponse = Type.Object({
+  usage_entries: Nullable(Type.Array(ExemptionUsage)),
+  pagination: Type.Optional(PageResponse)
+})
+
+/** An exemption id as governance writes them, e.g. emergency-infrastructure-001. */
+const ExemptionIdParam = Type.String({
+  pattern: '^[A-Za-z0-9._:-]{1,128}$',
+  description: 'must be 1 to 128 letters, digits, ".", "_", ":" or "-"'
+})
+
+type Json = Record<string, unknown>
+
+export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+  app.get('/restrictions/status', {
+    schema: {
+      summary: 'Whether user-to-user transfers are restricted, and for how many more blocks',
+      response: withChainErrors(RestrictionStatus)
+    }
+  }, async () => {
+    const answer = await chain.get(`${GATEWAY}/status`)
+    return (fromProtoJson(RestrictionStatus, answer) ?? {}) as Static<typeof RestrictionStatus>
+  })
+
+  app.get('/restrictions/exemptions', {
+    schema: {
+      summary: 'Emergency transfer exemptions approved by governance',
+      response: withChainErrors(ExemptionsResponse)
+    }
+  }, async () => {
+    return legacyList(ExemptionsResponse, await chain.get(`${GATEWAY}/exemptions`), 'exemptions') as Static<typeof ExemptionsResponse>
+  })
+
+  app.get('/restrictions/exemptions/:id/usage/:account', {
+    schema: {
+      summary: 'How often an account used an exemption',
+      params: Type.Object({ id: ExemptionIdParam, account: AddressParam }),
+      response: withChainErrors(UsageResponse)
+    }
+  }, async (request) => {
+    const answer = await chain.get(`${GATEWAY}/exemption_usage`, {
+      exemption_id: request.params.id,
+      account_address: request.params.account
+    })
+    return legacyList(UsageResponse, answer, 'usage_entries') as Static<typeof UsageResponse>
+  })
+}
+
+/** Converts a list answer; the `list` key is always present, null when the list is empty. */
+function legacyList (schema: TSchema, answer: unknown, list: string): Json {
+  const out = (fromProtoJson(schema, answer) ?? {}) as Json
+  return { [list]: out[list] ?? null, ...out }
+}

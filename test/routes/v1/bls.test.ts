@@ -1,0 +1,297 @@
+import t, { type Test } from 'tap'
+import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
+import { buildTestApp as buildApp, type TestAppOptions } from '../../fixtures/app.js'
+import {
+  COMPLETED_REQUEST_ID, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, GROUP_PUBLIC_KEY, PENDING_REQUEST_ID, VALIDATION_SIGNATURE
+} from '../../fixtures/chain-simulator/data/bls.js'
+
+// Startup compiles every route's schemas, which on a loaded machine fills the first
+// utilisation sample and would shed these requests; shedding has its own test (index.test.ts).
+const NO_CPU_SHEDDING = { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 }
+const buildTestApp = (t: Test, options: TestAppOptions = {}): ReturnType<typeof buildApp> =>
+  buildApp(t, { ...options, loadShedding: NO_CPU_SHEDDING })
+
+const GATEWAY = '/productscience/inference/bls'
+const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64')
+/** The gateway path segment of a request id (as the simulator sees it, percent-decoded). */
+function gatewayId (hex: string): string {
+  const text = Buffer.from(hex, 'hex').toString('base64url')
+  return text + '='.repeat((4 - text.length % 4) % 4)
+}
+const { Fp } = bls12381.fields
+
+/** The expected encodings, built here from noble's affine coordinates, not from src. */
+const limb = (n: bigint): string => '00'.repeat(16) + Buffer.from(Fp.toBytes(n)).toString('hex')
+function g1Limbs (compressed: Uint8Array): string {
+  const { x, y } = bls12381.G1.Point.fromBytes(compressed).toAffine()
+  return b64(Buffer.from(limb(x) + limb(y), 'hex'))
+}
+function g2Limbs (compressed: Uint8Array): string {
+  const { x, y } = bls12381.G2.Point.fromBytes(compressed).toAffine()
+  return b64(Buffer.from(limb(x.c0) + limb(x.c1) + limb(y.c0) + limb(y.c1), 'hex'))
+}
+
+const PARTICIPANTS = [
+  { address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', percentage_weight: '0.625000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_end_index: 62 },
+  { address: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v', percentage_weight: '0.375000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 63, slot_end_index: 99 }
+]
+
+t.test('GET /v1/bls/epoch/:id', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+
+  await t.test('answers the legacy EpochBLSData with both points uncompressed', async (t) => {
+    const res = await app.inject('/v1/bls/epoch/7')
+    t.equal(res.statusCode, 200)
+    t.match(res.headers['content-type'], /^application\/json/)
+    t.same(res.json(), {
+      epoch_data: {
+        epoch_id: 7,
+        i_total_slots: 100,
+        t_slots_degree: 50,
+        participants: PARTICIPANTS,
+        dkg_phase: 3,
+        dealing_phase_deadline_block: 1843120,
+        verifying_phase_deadline_block: 1843125,
+        disputing_phase_deadline_block: 1843128,
+        group_public_key: b64(GROUP_PUBLIC_KEY),
+        dealer_parts: [
+          {
+            dealer_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr',
+            commitments: [b64(GROUP_PUBLIC_KEY)],
+            participant_shares: [{ encrypted_shares: ['c2hhcmUtMA==', 'c2hhcmUtMQ=='] }]
+          },
+          null
+        ],
+        verification_submissions: [{ dealer_validity: [true, false] }, {}],
+        valid_dealers: [true, false],
+        candidate_valid_dealers: [true, false],
+        validation_signature: b64(VALIDATION_SIGNATURE)
+      },
+      group_public_key_uncompressed_256: g2Limbs(GROUP_PUBLIC_KEY),
+      validation_signature_uncompressed_128: g1Limbs(VALIDATION_SIGNATURE)
+    })
+    const body = res.json()
+    t.equal(Buffer.from(body.group_public_key_uncompressed_256, 'base64').length, 256)
+    t.equal(Buffer.from(body.validation_signature_uncompressed_128, 'base64').length, 128)
+    t.match(res.body, /^\{"epoch_data":\{"epoch_id":7,"i_total_slots":100,/, 'keys in the Go order, enums as numbers')
+    t.same(sim.requests, [`${GATEWAY}/epoch_data/7`])
+  })
+
+  await t.test('/v1/bls/epochs/:id is the same answer', async (t) => {
+    const [one, other] = await Promise.all([app.inject('/v1/bls/epoch/7'), app.inject('/v1/bls/epochs/7')])
+    t.equal(other.statusCode, 200)
+    t.equal(other.body, one.body)
+  })
+
+  await t.test('answers null for points that do not decode or are outside the subgroup', async (t) => {
+    const res = await app.inject('/v1/bls/epoch/8')
+    t.equal(res.statusCode, 200)
+    const body = res.json()
+    t.equal(body.group_public_key_uncompressed_256, null)
+    t.equal(body.validation_signature_uncompressed_128, null)
+    t.equal(body.epoch_data.validation_signature, b64(G1_OUTSIDE_SUBGROUP), 'the raw bytes are still there')
+  })
+
+  await t.test('an epoch still dealing: zero fields left out, participants null, no points', async (t) => {
+    const res = await app.inject('/v1/bls/epoch/9')
+    t.equal(res.body, '{"epoch_data":{"epoch_id":9,"participants":null,"dkg_phase":1},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+  })
+
+  await t.test('keeps uint64 and int64 extremes exact', async (t) => {
+    const res = await app.inject('/v1/bls/epoch/18446744073709551615')
+    t.equal(res.statusCode, 200)
+    t.match(res.body, /^\{"epoch_data":\{"epoch_id":18446744073709551615,/)
+    t.match(res.body, /"dealing_phase_deadline_block":9223372036854775807,/)
+  })
+
+  await t.test('normalises leading zeros before asking the chain', async (t) => {
+    sim.resetCounts()
+    const res = await app.inject('/v1/bls/epochs/007')
+    t.equal(res.statusCode, 200)
+    t.same(sim.requests, [`${GATEWAY}/epoch_data/7`])
+  })
+
+  await t.test('answers an empty epoch_data when the chain answers null or no epoch_data', async (t) => {
+    sim.override(`${GATEWAY}/epoch_data/10`, 'null')
+    sim.override(`${GATEWAY}/epoch_data/11`, {})
+    for (const id of [10, 11]) {
+      const res = await app.inject(`/v1/bls/epoch/${id}`)
+      t.equal(res.statusCode, 200)
+      t.equal(res.body, '{"epoch_data":{"participants":null},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+    }
+  })
+
+  await t.test('rejects ids that are not uint64 before any chain request', async (t) => {
+    sim.resetCounts()
+    for (const bad of ['18446744073709551616', '99999999999999999999', '123456789012345678901', 'abc', '-1', '1.5', '0x10', '%2F..%2Fparams', '1%20']) {
+      const res = await app.inject(`/v1/bls/epoch/${bad}`)
+      t.equal(res.statusCode, 400, bad)
+      t.same(res.json(), { message: 'invalid path parameter id: must be a decimal unsigned 64-bit integer' })
+    }
+    const alias = await app.inject('/v1/bls/epochs/18446744073709551616')
+    t.equal(alias.statusCode, 400)
+    t.equal(sim.count(), 0, 'no chain request made')
+  })
+
+  await t.test('every gateway error is 500 "Failed to query BLS epoch data: …", NotFound included', async (t) => {
+    const notFound = await app.inject('/v1/bls/epoch/12')
+    t.equal(notFound.statusCode, 500)
+    t.same(notFound.json(), { message: 'Failed to query BLS epoch data: no DKG data found for epoch 12' })
+    for (const code of [3, 13, 14]) {
+      sim.clearFaults()
+      sim.fail(`${GATEWAY}/epoch_data`, code, `chain said ${code}`)
+      const res = await app.inject('/v1/bls/epoch/7')
+      t.equal(res.statusCode, 500, `gRPC ${code}`)
+      t.same(res.json(), { message: `Failed to query BLS epoch data: chain said ${code}` })
+    }
+    sim.clearFaults()
+  })
+
+  await t.test('keeps 503 when the chain is unreachable', async (t) => {
+    await sim.refuse()
+    const res = await app.inject('/v1/bls/epoch/7')
+    await sim.restore()
+    t.equal(res.statusCode, 503)
+    t.same(res.json(), { message: 'chain unavailable' })
+  })
+})
+
+t.test('GET /v1/bls/epoch/:id keeps 504 when the chain does not answer in time', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '100ms' } })
+  sim.hang(`${GATEWAY}/epoch_data`)
+  const res = await app.inject('/v1/bls/epoch/7')
+  t.equal(res.statusCode, 504)
+  t.same(res.json(), { message: 'chain query timed out' })
+})
+
+t.test('GET /v1/bls/signatures/:request_id', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  const SIGNING = `${GATEWAY}/signing_status/`
+
+  await t.test('answers a completed request with its signature uncompressed', async (t) => {
+    const res = await app.inject(`/v1/bls/signatures/${COMPLETED_REQUEST_ID}`)
+    t.equal(res.statusCode, 200)
+    t.same(res.json(), {
+      signing_request: {
+        request_id: b64(Buffer.from(COMPLETED_REQUEST_ID, 'hex')),
+        current_epoch_id: 7,
+        chain_id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=',
+        data: ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo='],
+        encoded_data: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo=',
+        message_hash: '3q2+796tvu/erb7v3q2+796tvu/erb7v3q2+796tvu8=',
+        status: 3,
+        partial_signatures: [
+          { participant_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', slot_indices: [0, 1, 2], signature: b64(FINAL_SIGNATURE) }
+        ],
+        final_signature: b64(FINAL_SIGNATURE),
+        created_block_height: 1843200,
+        deadline_block_height: 1843300
+      },
+      uncompressed_signature_128: g1Limbs(FINAL_SIGNATURE)
+    })
+    t.match(res.body, /^\{"signing_request":\{"request_id":/)
+  })
+
+  await t.test('sends the request id to the chain as padded base64url in one path segment', async (t) => {
+    sim.resetCounts()
+    await app.inject(`/v1/bls/signatures/${COMPLETED_REQUEST_ID}`)
+    const expected = gatewayId(COMPLETED_REQUEST_ID)
+    t.match(expected, /[-_].*=$/, 'the id has bytes that base64 writes as "+" or "/", and padding')
+    t.same(sim.requests, [SIGNING + expected])
+    t.same(Buffer.from(expected, 'base64'), Buffer.from(COMPLETED_REQUEST_ID, 'hex'), 'the gateway decodes the same bytes')
+  })
+
+  await t.test('accepts upper-case hex', async (t) => {
+    const res = await app.inject(`/v1/bls/signatures/${COMPLETED_REQUEST_ID.toUpperCase()}`)
+    t.equal(res.statusCode, 200)
+    t.equal(res.json().signing_request.status, 3)
+  })
+
+  await t.test('a pending request: numeric status, partial_signatures null, no signature yet', async (t) => {
+    const res = await app.inject(`/v1/bls/signatures/${PENDING_REQUEST_ID}`)
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, `{"signing_request":{"request_id":"${b64(Buffer.from(PENDING_REQUEST_ID, 'hex'))}","current_epoch_id":7,` +
+      '"chain_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=","status":1,"partial_signatures":null,"created_block_height":1843210},' +
+      '"uncompressed_signature_128":null}')
+  })
+
+  await t.test('NotFound is 200 {"signing_request": null}: clients poll until it exists', async (t) => {
+    const res = await app.inject('/v1/bls/signatures/00ff')
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, '{"signing_request":null}')
+  })
+
+  await t.test('a completed request whose signature is not a valid G1 point: null', async (t) => {
+    const id = 'aa'.repeat(32)
+    const request = { request_id: b64(Buffer.from(id, 'hex')), status: 'THRESHOLD_SIGNING_STATUS_COMPLETED', partial_signatures: [] }
+    for (const finalSignature of [b64(G1_OUTSIDE_SUBGROUP), b64(FINAL_SIGNATURE.subarray(1)), null]) {
+      sim.override(SIGNING + gatewayId(id), { signing_request: { ...request, final_signature: finalSignature } })
+      const res = await app.inject(`/v1/bls/signatures/${id}`)
+      t.equal(res.statusCode, 200)
+      t.equal(res.json().signing_request.status, 3)
+      t.equal(res.json().uncompressed_signature_128, null)
+    }
+  })
+
+  await t.test('a failed request keeps its signature compressed only', async (t) => {
+    const id = 'bb'.repeat(32)
+    sim.override(SIGNING + gatewayId(id), {
+      signing_request: { status: 'THRESHOLD_SIGNING_STATUS_FAILED', final_signature: b64(FINAL_SIGNATURE) }
+    })
+    const res = await app.inject(`/v1/bls/signatures/${id}`)
+    t.same(res.json(), { signing_request: { status: 4, partial_signatures: null, final_signature: b64(FINAL_SIGNATURE) }, uncompressed_signature_128: null })
+  })
+
+  await t.test('keeps uint64 and int64 extremes exact', async (t) => {
+    const id = 'cc'.repeat(4)
+    sim.override(SIGNING + gatewayId(id),
+      '{"signing_request":{"current_epoch_id":"18446744073709551615","status":"THRESHOLD_SIGNING_STATUS_EXPIRED","created_block_height":"9223372036854775807","deadline_block_height":"-9223372036854775808"}}')
+    const res = await app.inject(`/v1/bls/signatures/${id}`)
+    t.equal(res.body, '{"signing_request":{"current_epoch_id":18446744073709551615,"status":5,"partial_signatures":null,' +
+      '"created_block_height":9223372036854775807,"deadline_block_height":-9223372036854775808},"uncompressed_signature_128":null}')
+  })
+
+  await t.test('a chain answering null or no signing_request gives an empty one', async (t) => {
+    sim.override(SIGNING + gatewayId('dddddd'), 'null')
+    sim.override(SIGNING + gatewayId('eeeeee'), {})
+    for (const id of ['dddddd', 'eeeeee']) {
+      const res = await app.inject(`/v1/bls/signatures/${id}`)
+      t.equal(res.body, '{"signing_request":{"partial_signatures":null},"uncompressed_signature_128":null}')
+    }
+  })
+
+  await t.test('other gateway errors are 500 "Failed to query BLS signature data: …"', async (t) => {
+    for (const code of [3, 13, 14]) {
+      sim.clearFaults()
+      sim.fail(SIGNING, code, `backend failure ${code}`)
+      const res = await app.inject(`/v1/bls/signatures/${PENDING_REQUEST_ID}`)
+      t.equal(res.statusCode, 500, `gRPC ${code}`)
+      t.same(res.json(), { message: `Failed to query BLS signature data: backend failure ${code}` })
+    }
+    sim.clearFaults()
+  })
+
+  await t.test('keeps 503 when the chain is unreachable', async (t) => {
+    await sim.refuse()
+    const res = await app.inject(`/v1/bls/signatures/${PENDING_REQUEST_ID}`)
+    await sim.restore()
+    t.equal(res.statusCode, 503)
+    t.same(res.json(), { message: 'chain unavailable' })
+  })
+
+  await t.test('rejects request ids that are not hex before any chain request', async (t) => {
+    sim.resetCounts()
+    for (const bad of ['not-hex', 'abc', 'zz', '0x00ff', 'ab'.repeat(65), '%2F..%2Fparams', 'ab%20cd', 'ab%00']) {
+      const res = await app.inject(`/v1/bls/signatures/${bad}`)
+      t.equal(res.statusCode, 400, bad)
+      t.same(res.json(), { message: 'Invalid request ID format (must be hex-encoded)' })
+    }
+    t.equal(sim.count(), 0, 'no chain request made')
+  })
+
+  await t.test('the longest id accepted is 64 bytes', async (t) => {
+    const res = await app.inject(`/v1/bls/signatures/${'ab'.repeat(64)}`)
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, '{"signing_request":null}')
+  })
+})
