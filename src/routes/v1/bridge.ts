@@ -1,5 +1,44 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { ChainClient } from '../../chain/client.js'
+import { Type } from 'typebox'
+import { chainPath, type ChainClient } from '../../chain/client.js'
+import { ChainStatusError, HttpError } from '../../errors.js'
+import { Nullable, withChainErrors } from './schemas.js'
 
-// Placeholder: being built (see the issue); registered already so index.ts stays stable.
-export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (_app, _opts) => {}
+/** An external chain's name as the bridge registers it, e.g. "ethereum". */
+const ChainNameParam = Type.String({
+  pattern: '^[A-Za-z0-9_-]{1,64}$',
+  description: 'must be a chain name: letters, digits, "_" or "-", at most 64 characters'
+})
+
+const BridgeAddresses = Type.Object({
+  chain_name: Type.String(),
+  chain_id: Type.String(),
+  addresses: Nullable(Type.Array(Type.String(), { description: 'null when the chain has no bridge contracts' }))
+})
+
+interface GatewayBridgeAddresses {
+  addresses?: Array<{ address?: string } | null> | null
+}
+
+export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+  app.get('/bridge/addresses', {
+    schema: {
+      summary: "The gonka bridge's contract addresses on an external chain",
+      querystring: Type.Object({ chain: ChainNameParam }),
+      response: withChainErrors(BridgeAddresses)
+    }
+  }, async (request) => {
+    const name = request.query.chain
+    let answer: GatewayBridgeAddresses | null
+    try {
+      answer = await chain.get(chainPath`/productscience/inference/inference/bridge_addresses/${name}`) as GatewayBridgeAddresses | null
+    } catch (err) {
+      // The Go service answered every chain error with this 500. Transport failures keep
+      // their own 503/504, which say more to a client deciding whether to retry.
+      if (err instanceof ChainStatusError) throw new HttpError(500, `Failed to get addresses for chain '${name}': ${err.message}`)
+      throw err
+    }
+    const addresses = (answer?.addresses ?? []).map((entry) => entry?.address ?? '')
+    return { chain_name: name, chain_id: name, addresses: addresses.length > 0 ? addresses : null }
+  })
+}
