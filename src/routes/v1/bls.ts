@@ -144,7 +144,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       if (!fitsUint64(id)) throw badRequest(`invalid path parameter id: ${UINT64_RULE}`)
       const answer = await query(() => chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), 'BLS epoch data') as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
-      const epochData = (fromProtoJson(EpochBLSData, raw) ?? {}) as Static<typeof EpochBLSData>
+      const epochData = fromProtoJson(EpochBLSData, raw) as Static<typeof EpochBLSData>
       return {
         epoch_data: { ...epochData, participants: epochData.participants ?? null },
         group_public_key_uncompressed_256: uncompressed(raw.group_public_key, g2Uncompressed256),
@@ -172,7 +172,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       throw err
     }
     const raw: GatewaySigningRequest = answer?.signing_request ?? {}
-    const signingRequest = (fromProtoJson(ThresholdSigningRequest, raw) ?? {}) as Static<typeof ThresholdSigningRequest>
+    const signingRequest = fromProtoJson(ThresholdSigningRequest, raw) as Static<typeof ThresholdSigningRequest>
     const completed = signingRequest.status === SigningStatus.THRESHOLD_SIGNING_STATUS_COMPLETED
     return {
       signing_request: { ...signingRequest, partial_signatures: signingRequest.partial_signatures ?? null },
