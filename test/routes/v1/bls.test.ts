@@ -1,15 +1,9 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
-import { buildTestApp as buildApp, type TestAppOptions } from '../../fixtures/app.js'
+import { buildTestApp } from '../../fixtures/app.js'
 import {
   COMPLETED_REQUEST_ID, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, GROUP_PUBLIC_KEY, PENDING_REQUEST_ID, VALIDATION_SIGNATURE
 } from '../../fixtures/chain-simulator/data/bls.js'
-
-// Startup compiles every route's schemas, which on a loaded machine fills the first
-// utilisation sample and would shed these requests; shedding has its own test (index.test.ts).
-const NO_CPU_SHEDDING = { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 }
-const buildTestApp = (t: Test, options: TestAppOptions = {}): ReturnType<typeof buildApp> =>
-  buildApp(t, { ...options, loadShedding: NO_CPU_SHEDDING })
 
 const GATEWAY = '/productscience/inference/bls'
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64')

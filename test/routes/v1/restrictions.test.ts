@@ -1,11 +1,5 @@
-import t, { type Test } from 'tap'
-import { buildTestApp as buildApp, type TestAppOptions } from '../../fixtures/app.js'
-
-// Startup compiles every route's schemas, which on a loaded machine fills the first
-// utilisation sample and would shed these requests; shedding has its own test (index.test.ts).
-const NO_CPU_SHEDDING = { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 }
-const buildTestApp = (t: Test, options: TestAppOptions = {}): ReturnType<typeof buildApp> =>
-  buildApp(t, { ...options, loadShedding: NO_CPU_SHEDDING })
+import t from 'tap'
+import { buildTestApp } from '../../fixtures/app.js'
 
 const GATEWAY = '/productscience/inference/restrictions'
 const ACCOUNT = 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr'
