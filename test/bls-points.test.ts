@@ -113,3 +113,17 @@ function g2OutsideSubgroup (): Uint8Array {
   }
   throw new Error('no G2 point outside the subgroup found')
 }
+
+t.test('answers are remembered per compressed point, for a bounded number of points', async (t) => {
+  const key = G2.Point.BASE.multiply(99n).toBytes(true)
+  const first = g2Uncompressed256(key)
+  t.equal(g2Uncompressed256(Uint8Array.from(key)), first, 'the same bytes get the very same answer: not decoded again')
+  const signature = G1.Point.BASE.multiply(5n).toBytes(true)
+  const remembered = g1Uncompressed128(signature)
+  t.equal(g1Uncompressed128(signature), remembered)
+  // 256 other points (cheap to refuse: a wrong length) push the first one out.
+  for (let i = 0; i < 256; i++) g1Uncompressed128(Uint8Array.of(i))
+  const decodedAgain = g1Uncompressed128(signature)
+  t.not(decodedAgain, remembered, 'an evicted point is decoded again')
+  t.same(decodedAgain, remembered, 'to the same bytes')
+})
