@@ -15,8 +15,15 @@ const GOLDEN_KEYS = ['active_participants', 'addresses', 'active_participants_by
 const PARTICIPANTS_KEYS = ['participants', 'epoch_group_id', 'poc_start_block_height', 'effective_block_height', 'created_at_block_height', 'epoch_id']
 const keyParam = (epoch: number): string => encodeURIComponent(storeKey(BigInt(epoch)).toString('base64'))
 
+// One app and simulator for the whole file (building an app compiles every route's schemas,
+// slow on a loaded machine); each test starts with no faults, overrides or counts.
+const { app, sim, logs } = await buildTestApp(t)
+t.beforeEach(async () => {
+  sim.clearFaults()
+  sim.resetCounts()
+})
+
 t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, validators, exclusions', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 200)
   const body = res.json()
@@ -69,7 +76,6 @@ t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, vali
 })
 
 t.test('"current" asks the chain for the epoch first', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject('/v1/epochs/current/participants')
   t.equal(res.statusCode, 200)
   t.equal(res.json().active_participants.epoch_id, CURRENT_EPOCH)
@@ -79,7 +85,6 @@ t.test('"current" asks the chain for the epoch first', async (t) => {
 })
 
 t.test('created at height 0: no proof query, no block, no validator set', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject(`/v1/epochs/${GENESIS_EPOCH}/participants`)
   t.equal(res.statusCode, 200)
   const body = res.json()
@@ -94,7 +99,6 @@ t.test('created at height 0: no proof query, no block, no validator set', async 
 })
 
 t.test('64-bit values survive exactly: uint64 max epoch_id, int64 max heights', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject(`/v1/epochs/${EXTREME_EPOCH}/participants`)
   t.equal(res.statusCode, 200)
   t.match(res.body, /"epoch_group_id":18446744073709551615,"poc_start_block_height":-9223372036854775808,"effective_block_height":9223372036854775807,"created_at_block_height":9223372036854775807,"epoch_id":18446744073709551615\}/)
@@ -107,7 +111,6 @@ t.test('64-bit values survive exactly: uint64 max epoch_id, int64 max heights', 
 })
 
 t.test('the largest epoch number is queried exactly', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject('/v1/epochs/18446744073709551615/participants')
   t.equal(res.statusCode, 404)
   t.same(res.json(), { message: 'active participants not found for epoch' })
@@ -115,7 +118,6 @@ t.test('the largest epoch number is queried exactly', async (t) => {
 })
 
 t.test('no store entry (or an ABCI error code) is 404', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject('/v1/epochs/5/participants')
   t.equal(res.statusCode, 404)
   t.same(res.json(), { message: 'active participants not found for epoch' })
@@ -131,7 +133,6 @@ t.test('no store entry (or an ABCI error code) is 404', async (t) => {
 })
 
 t.test('the proven query finding nothing at the creation height is 404 too', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject(`/v1/epochs/${PRUNED_EPOCH}/participants`)
   t.equal(res.statusCode, 404)
   t.same(res.json(), { message: 'active participants not found for epoch' })
@@ -140,7 +141,6 @@ t.test('the proven query finding nothing at the creation height is 404 too', asy
 })
 
 t.test('an ABCI answer without proof_ops leaves the key out', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const stored = Buffer.from(encodeActiveParticipants(ACTIVE_PARTICIPANTS)).toString('base64')
   // No code either: protojson leaves nothing out, but a missing code is 0 all the same.
   sim.override(ABCI, { value: stored })
@@ -151,7 +151,6 @@ t.test('an ABCI answer without proof_ops leaves the key out', async (t) => {
 })
 
 t.test('a store value that is not an ActiveParticipants is a bare 500', async (t) => {
-  const { app, logs } = await buildTestApp(t)
   const res = await app.inject(`/v1/epochs/${CORRUPT_EPOCH}/participants`)
   t.equal(res.statusCode, 500)
   t.same(res.json(), { message: 'Internal Server Error' })
@@ -159,7 +158,6 @@ t.test('a store value that is not an ActiveParticipants is a bare 500', async (t
 })
 
 t.test('the block after the entry is optional: any failure leaves it out', async (t) => {
-  const { app, sim, logs } = await buildTestApp(t)
   sim.fail(BLOCKS, 14, 'node is catching up')
   const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 200)
@@ -176,7 +174,6 @@ t.test('the block after the entry is optional: any failure leaves it out', async
 })
 
 t.test('a validator set error is mapped; a sparse set still answers', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   sim.fail(VALIDATOR_SETS, 3, 'height is not available')
   const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 400)
@@ -195,7 +192,6 @@ t.test('a validator set error is mapped; a sparse set still answers', async (t) 
 })
 
 t.test('excluded participants: errors and gaps answer [] (logged)', async (t) => {
-  const { app, sim, logs } = await buildTestApp(t)
   sim.fail(EXCLUDED, 13, 'store corrupted')
   const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 200)
@@ -212,7 +208,7 @@ t.test('excluded participants: errors and gaps answer [] (logged)', async (t) =>
 })
 
 t.test('chain errors of the store query are mapped; transport failures are 503/504', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '100ms' } })
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CHAIN_TIMEOUT: '100ms' } })
   sim.fail(ABCI, 14, 'abci unavailable')
   let res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 503)
@@ -232,13 +228,13 @@ t.test('chain errors of the store query are mapped; transport failures are 503/5
 
   sim.clearFaults()
   await sim.refuse()
+  t.teardown(() => sim.restore())
   res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
   t.equal(res.statusCode, 503)
   t.same(res.json(), { message: 'chain unavailable' })
 })
 
 t.test('bad epochs are 400 with the Go messages, before any chain request', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const cases: Array<[string, string]> = [
     ['0', 'Epoch enumeration starts with 1'],
     ['000', 'Epoch enumeration starts with 1'],
@@ -264,7 +260,6 @@ t.test('bad epochs are 400 with the Go messages, before any chain request', asyn
 })
 
 t.test('leading zeros name the same epoch, as Go\'s ParseUint reads them', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject('/v1/epochs/00042/participants')
   t.equal(res.statusCode, 200)
   t.equal(sim.requests[0], `${ABCI}?path=store%2Finference%2Fkey&data=${keyParam(CURRENT_EPOCH)}`)

@@ -4,8 +4,15 @@ import { EPOCH_INFO, EPOCH_PARAMS } from '../../fixtures/chain-simulator/data/ep
 
 const EPOCH_INFO_PATH = '/productscience/inference/inference/epoch_info'
 
+// One app and simulator for the whole file (building an app compiles every route's schemas,
+// slow on a loaded machine); each test starts with no faults, overrides or counts.
+const { app, sim } = await buildTestApp(t)
+t.beforeEach(async () => {
+  sim.clearFaults()
+  sim.resetCounts()
+})
+
 t.test('GET /v1/epochs/latest computes phase and stages from EpochInfo', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 200)
   const body = res.json()
@@ -61,7 +68,6 @@ t.test('GET /v1/epochs/latest computes phase and stages from EpochInfo', async (
 })
 
 t.test('the phase follows the block height', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   for (const [height, phase] of [['1841999', 'Inference'], ['1842000', 'PoCGenerate'], ['1842048', 'PoCGenerateWindDown'], ['1842065', 'PoCValidate'], ['1842161', 'PoCValidateWindDown'], ['1842185', 'Inference']]) {
     sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, block_height: height })
     const res = await app.inject('/v1/epochs/latest')
@@ -70,7 +76,6 @@ t.test('the phase follows the block height', async (t) => {
 })
 
 t.test('no active confirmation PoC event: the key is absent', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, is_confirmation_poc_active: false, active_confirmation_poc_event: null })
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 200)
@@ -79,7 +84,6 @@ t.test('no active confirmation PoC event: the key is absent', async (t) => {
 })
 
 t.test('epoch 0 (genesis): Inference, stages zero except next_poc_start', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, block_height: '30', latest_epoch: { index: '0', poc_start_block_height: '0' } })
   const body = (await app.inject('/v1/epochs/latest')).json()
   t.equal(body.phase, 'Inference')
@@ -90,7 +94,6 @@ t.test('epoch 0 (genesis): Inference, stages zero except next_poc_start', async 
 })
 
 t.test('64-bit values survive exactly', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   // A raw body: JSON.stringify could not carry these exactly, the gateway sends strings anyway.
   sim.override(EPOCH_INFO_PATH, JSON.stringify({
     ...EPOCH_INFO,
@@ -108,7 +111,6 @@ t.test('64-bit values survive exactly', async (t) => {
 })
 
 t.test('EpochInfo without epoch params: 500 epoch params missing', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   for (const params of [{ epoch_params: null }, {}, null]) {
     sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, params })
     const res = await app.inject('/v1/epochs/latest')
@@ -118,7 +120,6 @@ t.test('EpochInfo without epoch params: 500 epoch params missing', async (t) => 
 })
 
 t.test('a sparse EpochInfo still answers, with Go\'s zero defaults', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   sim.override(EPOCH_INFO_PATH, { params: { epoch_params: {} } })
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 200)
@@ -130,7 +131,6 @@ t.test('a sparse EpochInfo still answers, with Go\'s zero defaults', async (t) =
 })
 
 t.test('anything but "latest" is 400 before any chain request', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   for (const epoch of ['1', 'current', 'LATEST', 'latest2', 'latest%2F..', '%20latest']) {
     const res = await app.inject(`/v1/epochs/${epoch}`)
     t.equal(res.statusCode, 400, epoch)
@@ -140,7 +140,6 @@ t.test('anything but "latest" is 400 before any chain request', async (t) => {
 })
 
 t.test('chain errors are mapped', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   for (const [code, status] of [[5, 404], [14, 503], [13, 500]] as const) {
     sim.clearFaults()
     sim.fail(EPOCH_INFO_PATH, code, `epoch info said ${code}`)
@@ -150,13 +149,14 @@ t.test('chain errors are mapped', async (t) => {
   }
   sim.clearFaults()
   await sim.refuse()
+  t.teardown(() => sim.restore())
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 503)
   t.same(res.json(), { message: 'chain unavailable' })
 })
 
 t.test('a chain slower than the timeout is 504', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '50ms' } })
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CHAIN_TIMEOUT: '50ms' } })
   sim.hang(EPOCH_INFO_PATH)
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 504)

@@ -4,8 +4,15 @@ import { POC_START } from '../../fixtures/chain-simulator/data/epochs.js'
 
 const STAGE = '/productscience/inference/inference/poc_batches_for_stage/'
 
+// One app and simulator for the whole file (building an app compiles every route's schemas,
+// slow on a loaded machine); each test starts with no faults, overrides or counts.
+const { app, sim, logs } = await buildTestApp(t)
+t.beforeEach(async () => {
+  sim.clearFaults()
+  sim.resetCounts()
+})
+
 t.test('GET /v1/poc-batches/:epoch answers the legacy shape: numbers, zero values left out', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const res = await app.inject(`/v1/poc-batches/${POC_START}`)
   t.equal(res.statusCode, 200)
   t.equal(res.body, JSON.stringify({
@@ -38,7 +45,6 @@ t.test('GET /v1/poc-batches/:epoch answers the legacy shape: numbers, zero value
 })
 
 t.test('older chains\' camelCase PoCBatch fields are passed on', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   sim.override(`${STAGE}100`, JSON.stringify({
     poc_batch: [{
       participant: 'gonka1a',
@@ -53,7 +59,6 @@ t.test('older chains\' camelCase PoCBatch fields are passed on', async (t) => {
 })
 
 t.test('no batches (empty, missing or null) is 404 with the height', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   let res = await app.inject('/v1/poc-batches/5')
   t.equal(res.statusCode, 404)
   t.same(res.json(), { message: 'PoC batches not found. epoch = 5' })
@@ -66,8 +71,7 @@ t.test('no batches (empty, missing or null) is 404 with the height', async (t) =
 })
 
 t.test('heights are int64: extremes pass exactly, leading zeros are dropped', async (t) => {
-  const { app, sim } = await buildTestApp(t)
-  for (const [param, canonical] of [['9223372036854775807', '9223372036854775807'], ['-9223372036854775808', '-9223372036854775808'], ['007', '7'], ['-0', '0']]) {
+  for (const [param, canonical] of [['9223372036854775807', '9223372036854775807'], ['-9223372036854775808', '-9223372036854775808'], ['007', '7'], ['-0', '0']] as const) {
     sim.resetCounts()
     const res = await app.inject(`/v1/poc-batches/${param}`)
     t.equal(res.statusCode, 404, param)
@@ -77,7 +81,6 @@ t.test('heights are int64: extremes pass exactly, leading zeros are dropped', as
 })
 
 t.test('bad heights are 400 before any chain request', async (t) => {
-  const { app, sim } = await buildTestApp(t)
   const message = 'invalid path parameter epoch: must be a decimal signed 64-bit integer (a block height)'
   // '' is /v1/poc-batches/ : the route with an empty height.
   for (const bad of ['latest', '1.5', '+1', '0x10', '1e3', '9223372036854775808', '-9223372036854775809', '99999999999999999999', '%20', '1%2F..%2Fparams', '']) {
@@ -89,7 +92,6 @@ t.test('bad heights are 400 before any chain request', async (t) => {
 })
 
 t.test('a chain gateway error is a bare 500, as the Go service answered it', async (t) => {
-  const { app, sim, logs } = await buildTestApp(t)
   for (const code of [5, 3, 13, 14]) {
     sim.clearFaults()
     sim.fail(STAGE, code, `stage query said ${code}`)
@@ -101,13 +103,14 @@ t.test('a chain gateway error is a bare 500, as the Go service answered it', asy
 })
 
 t.test('chain transport failures keep 503 and 504', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '50ms' } })
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CHAIN_TIMEOUT: '50ms' } })
   sim.hang(STAGE)
   let res = await app.inject(`/v1/poc-batches/${POC_START}`)
   t.equal(res.statusCode, 504)
   t.same(res.json(), { message: 'chain query timed out' })
   sim.clearFaults()
   await sim.refuse()
+  t.teardown(() => sim.restore())
   res = await app.inject(`/v1/poc-batches/${POC_START}`)
   t.equal(res.statusCode, 503)
   t.same(res.json(), { message: 'chain unavailable' })
