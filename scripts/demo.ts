@@ -4,7 +4,10 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { startChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
+import { COMPLETED_REQUEST_ID } from '../test/fixtures/chain-simulator/data/bls.js'
+import { POC_START } from '../test/fixtures/chain-simulator/data/epochs.js'
 import { PARTICIPANTS } from '../test/fixtures/chain-simulator/data/participants.js'
+import { USAGE } from '../test/fixtures/chain-simulator/data/restrictions.js'
 
 const PORT = process.env.EDGE_API_PORT ?? '18080'
 const base = `http://127.0.0.1:${PORT}`
@@ -18,13 +21,16 @@ const edge = spawn(process.execPath, ['--import', 'tsx', new URL('../src/main.ts
   stdio: ['ignore', 'pipe', 'inherit']
 })
 
+const usage = USAGE[0] as typeof USAGE[number]
 const examples = [
   '/healthz', '/readyz', '/v1/status', '/v1/versions', '/v1/models', '/v1/governance/models',
   '/v1/governance/models-legacy', '/v1/pricing', '/v1/participants', `/v1/participants/${PARTICIPANTS[0].address}`,
-  '/v1/epochs/latest', '/v1/epochs/current/participants', '/v1/poc-batches/1843200', '/v1/restrictions/status',
-  '/v1/restrictions/exemptions', `/v1/restrictions/exemptions/exemption-1/usage/${PARTICIPANTS[0].address}`,
-  '/v1/bls/epoch/1', '/v1/bls/epochs/1', '/v1/bls/signatures/aa11bb22cc33dd44ee55ff6600112233445566778899aabbccddeeff00112233',
-  '/v1/bridge/addresses?chain=ethereum', '/v1/epochs/0/participants', '/openapi.json'
+  '/v1/epochs/latest', '/v1/epochs/current/participants', `/v1/poc-batches/${POC_START}`, '/v1/restrictions/status',
+  '/v1/restrictions/exemptions', `/v1/restrictions/exemptions/${usage.exemption_id}/usage/${usage.account_address}`,
+  '/v1/bls/epoch/7', '/v1/bls/epochs/7', `/v1/bls/signatures/${COMPLETED_REQUEST_ID}`,
+  '/v1/bridge/addresses?chain=ethereum', '/openapi.json',
+  // Bad input: a 400 that says what is wrong, before any chain request.
+  '/v1/epochs/0/participants', '/v1/bls/signatures/not-hex'
 ]
 
 createInterface({ input: edge.stdout }).on('line', (line) => {
