@@ -1,7 +1,8 @@
 // `npm run bench`: every benchmark side by side on loopback. Servers, the chain simulator
 // and the load generator each run in their own process. Prints a table, writes JSON to
 // bench/results/ and, after a full run, the table into BENCHMARKS.md.
-//   --only=1,2,6   run some benchmarks only (nothing is recorded in BENCHMARKS.md)
+//   --only=1,2,6   run some benchmarks only (nothing is recorded in BENCHMARKS.md);
+//                  7 (undici pool tunings) runs only when asked for
 //   --quick        short runs, to check the harness (nothing is recorded)
 import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
@@ -17,23 +18,25 @@ import { fanout } from './suites/fanout.js'
 import { lifecycle } from './suites/lifecycle.js'
 import { memory } from './suites/memory.js'
 import { overhead } from './suites/overhead.js'
+import { pool } from './suites/pool.js'
 import { readiness } from './suites/readiness.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
-  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory]
+  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool]
 ]
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
-const selected = SUITES.filter(([id]) => only === undefined || only.includes(id))
+const selected = SUITES.filter(([id]) => (only ?? DEFAULT_SUITES).includes(id))
 
 const root = new URL('../', import.meta.url)
 const ctxBase = quick
   ? { rounds: 2, runS: 1, warmupS: 0.3, memoryPhaseS: 5 }
-  : { rounds: 3, runS: 3, warmupS: 0.5, memoryPhaseS: 60 }
+  : { rounds: 3, runS: 2, warmupS: 0.4, memoryPhaseS: 60 }
 
 function git (...gitArgs: string[]): string {
   try {

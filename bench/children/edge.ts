@@ -1,6 +1,6 @@
 // edge-api built from dist/ (what `npm run build` produced) with options main.js has no
 // setting for: coalescing off, or an injected undici Pool to compare pool tunings.
-// argv: <chain url> [coalesce=on|off] [pool JSON, e.g. {"connections":8,"pipelining":4}]
+// argv: <chain url> [coalesce on|off] [shedding on|off] [pool JSON, e.g. {"connections":8,"pipelining":4}]
 import { Pool } from 'undici'
 import { serveCommands } from '../lib/ipc.js'
 
@@ -14,7 +14,7 @@ const { buildApp } = await import(new URL('app.js', dist).href) as AppModule
 const { ChainClient } = await import(new URL('chain/client.js', dist).href) as ClientModule
 const { loadConfig } = await import(new URL('config.js', dist).href) as ConfigModule
 
-const [chainUrl = '', coalesce = 'on', poolJson] = process.argv.slice(2)
+const [chainUrl = '', coalesce = 'on', shedding = 'on', poolJson] = process.argv.slice(2)
 const config = loadConfig({ CHAIN_REST_URL: chainUrl, EDGE_API_LOG_LEVEL: 'warn', EDGE_API_DRAIN_ANNOUNCE: '0' })
 const poolOptions = poolJson === undefined ? undefined : JSON.parse(poolJson) as Pool.Options
 const chain = new ChainClient({
@@ -24,7 +24,13 @@ const chain = new ChainClient({
   coalesce: coalesce !== 'off',
   ...(poolOptions === undefined ? {} : { dispatcher: new Pool(new URL(config.chainRestUrl).origin, poolOptions) })
 })
-const app = await buildApp({ config, chain })
+// under-pressure treats 0 as "no limit": with shedding off, a saturated run measures the
+// work itself instead of how many cheap 503s the server can write.
+const app = await buildApp({
+  config,
+  chain,
+  ...(shedding === 'off' ? { loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } } : {})
+})
 await app.listen({ port: 0, host: '127.0.0.1' })
 const address = app.server.address()
 serveCommands({ port: typeof address === 'object' && address !== null ? address.port : 0, pid: process.pid }, {})

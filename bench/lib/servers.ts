@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { Child } from './ipc.js'
@@ -43,10 +44,10 @@ export async function startBare (): Promise<Server> {
 }
 
 /** edge-api from dist/app.js in a bench child, e.g. with coalescing off or a custom pool. */
-export async function startEdgeApp (chainUrl: string, coalesce = true, pool?: object): Promise<Server> {
-  const args = [chainUrl, coalesce ? 'on' : 'off', ...(pool === undefined ? [] : [JSON.stringify(pool)])]
+export async function startEdgeApp (chainUrl: string, coalesce = true, shedding = true, pool?: object): Promise<Server> {
+  const args = [chainUrl, coalesce ? 'on' : 'off', shedding ? 'on' : 'off', ...(pool === undefined ? [] : [JSON.stringify(pool)])]
   const child = await Child.start<{ port: number }>('edge', args)
-  const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
+  const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}, shedding ${shedding ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
   return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label, stop: () => child.stop() }
 }
 
@@ -56,6 +57,8 @@ export interface MainProcess extends Server {
   readonly child: ChildProcess
   /** Milliseconds from spawn to the first /healthz 200. */
   readonly startMs: number
+  /** CPU milliseconds (user + system) the process had used by then: robust to a busy machine. */
+  readonly startCpuMs: number
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null, at: number }>
 }
 
@@ -80,14 +83,16 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
   }))
   const url = `http://127.0.0.1:${port}`
   // Polled every 2 ms: the process has no other way to say "I answer now" without a log parser.
-  const deadline = started + 10_000
+  const deadline = started + 30_000
   let startMs = Number.NaN
+  let startCpuMs = Number.NaN
   while (performance.now() < deadline && child.exitCode === null) {
     try {
       const res = await request(`${url}/healthz`, { reset: true })
       await res.body.dump()
       if (res.statusCode === 200) {
         startMs = performance.now() - started
+        startCpuMs = await cpuMs(child.pid as number)
         break
       }
     } catch {}
@@ -95,7 +100,7 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
   }
   if (Number.isNaN(startMs)) {
     child.kill('SIGKILL')
-    throw new Error('dist/main.js did not answer /healthz within 10 s')
+    throw new Error('dist/main.js did not answer /healthz within 30 s')
   }
   return {
     url,
@@ -103,6 +108,7 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
     label: 'edge-api (dist/main.js)',
     child,
     startMs,
+    startCpuMs,
     exited,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -110,6 +116,18 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
     }
   }
 }
+
+/** utime + stime of a process, from /proc (Linux), in milliseconds. */
+export async function cpuMs (pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may contain spaces) start after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return ticks * 1000 / CLOCK_TICKS
+}
+
+// USER_HZ: 100 on every Linux the project runs on (getconf CLK_TCK).
+const CLOCK_TICKS = 100
 
 /** edge-api as deployed (dist/main.js) when it exists, else the app from dist/app.js. */
 export async function startEdge (chainUrl: string): Promise<Server> {

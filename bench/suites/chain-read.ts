@@ -30,10 +30,11 @@ export async function chainRead (ctx: Context): Promise<SuiteResult> {
       { label: 'direct', options: { url: directUrl, connections: SATURATION_CONNECTIONS, durationS: ctx.runS } }
     ])
     const satRps = { edge: med(sat.get('edge'), (r) => r.rps), direct: med(sat.get('direct'), (r) => r.rps) }
-    raw.saturation = { connections: SATURATION_CONNECTIONS, rps: satRps, rounds: Object.fromEntries(sat) }
+    const satShed = med(sat.get('edge'), (r) => r.non2xx / r.requests)
+    raw.saturation = { connections: SATURATION_CONNECTIONS, rps: satRps, shed: satShed, rounds: Object.fromEntries(sat) }
     rows.push({
       item: '2',
-      what: `GET /v1/participants/{address} saturation req/s, ${SATURATION_CONNECTIONS} connections: edge-api / chain direct`,
+      what: `GET /v1/participants/{address} saturation 200 answers/s, ${SATURATION_CONNECTIONS} connections: edge-api / chain direct (edge-api shed ${round(satShed * 100, 1)}% as 503)`,
       value: `${round(satRps.edge, 0)} / ${round(satRps.direct, 0)} = ${ratio(satRps.edge / satRps.direct)}`,
       goal: 'reported',
       met: null
@@ -71,8 +72,10 @@ export async function chainRead (ctx: Context): Promise<SuiteResult> {
   // A fixed number of requests (about runS at the saturation rate), so every chain request
   // counted belongs to a client request counted: a duration would cut requests in flight.
   const amount = Math.max(2000, Math.round(((raw.saturation as { rps: { edge: number } } | undefined)?.rps.edge ?? 2000) * ctx.runS))
-  const on = await startEdgeApp(ctx.sim.url, true)
-  const off = await startEdgeApp(ctx.sim.url, false)
+  // Load shedding is off on both sides: at saturation under-pressure would answer most of
+  // either side with cheap 503s, and the comparison would measure shedding, not coalescing.
+  const on = await startEdgeApp(ctx.sim.url, true, false)
+  const off = await startEdgeApp(ctx.sim.url, false, false)
   try {
     const path = `/v1/participants/${address}`
     // Per 200 answer: a request shed by under-pressure (503) never reaches the chain.
@@ -101,7 +104,7 @@ export async function chainRead (ctx: Context): Promise<SuiteResult> {
     raw.hotKey = { connections: HOT_KEY_CONNECTIONS, amount, rps, p99, shed, chainRequestsPerClientRequest: perClient, rounds: Object.fromEntries(hot) }
     rows.push({
       item: '2',
-      what: `one hot key, ${HOT_KEY_CONNECTIONS} connections, 200 answers/s: coalescing on / off (503 shed by under-pressure: ${round(shed.on * 100, 1)}% / ${round(shed.off * 100, 1)}%)`,
+      what: `one hot key, ${HOT_KEY_CONNECTIONS} connections, load shedding off, 200 answers/s: coalescing on / off (non-2xx: ${round(shed.on * 100, 1)}% / ${round(shed.off * 100, 1)}%)`,
       value: `${round(rps.on, 0)} / ${round(rps.off, 0)} = ${ratio(rps.on / rps.off)}`,
       goal: 'reported (> 1× expected)',
       met: null
@@ -115,8 +118,9 @@ export async function chainRead (ctx: Context): Promise<SuiteResult> {
       item: '2',
       what: 'one hot key, chain requests per 200 answer: coalescing on / off',
       value: `${round(perClient.on, 3)} / ${round(perClient.off, 3)}`,
-      goal: 'on < 1, off = 1',
-      met: perClient.on < 1 && Math.abs(perClient.off - 1) < 0.01
+      // Off: about 1 (a warm-up request still in flight when the counters reset adds a little).
+      goal: 'on ≪ 1, off ≈ 1',
+      met: perClient.on < 0.5 && Math.abs(perClient.off - 1) < 0.05
     })
   } finally {
     await on.stop()

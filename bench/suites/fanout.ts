@@ -10,8 +10,8 @@ const CHAIN_LATENCY_MS = 5
 
 /** Dependent steps each route needs when the chain answers in CHAIN_LATENCY_MS (see the route's code). */
 const ROUTES = [
-  { path: '/v1/models', steps: 1, note: 'models and their pricing read at once' },
-  { path: '/v1/pricing', steps: 1, note: 'independent reads at once' },
+  { path: '/v1/models', steps: 2, note: 'current epoch group, then every model sub-group at once' },
+  { path: '/v1/pricing', steps: 2, note: 'current epoch group, then every model sub-group at once' },
   { path: '/v1/participants', steps: 2, note: 'two pages: page 2 needs page 1\'s next_key' }
 ] as const
 

@@ -20,16 +20,17 @@ export async function overhead (ctx: Context): Promise<SuiteResult> {
     ])
     const rps = { edge: med(m.get('edge'), (r) => r.rps), bare: med(m.get('bare'), (r) => r.rps) }
     const p99 = { edge: med(m.get('edge'), (r) => r.p99), bare: med(m.get('bare'), (r) => r.p99) }
+    const shed = med(m.get('edge'), (r) => r.non2xx / r.requests)
     const rpsRatio = rps.edge / rps.bare
     const p99Ratio = p99.edge / p99.bare
     return {
       name: 'overhead',
       seconds: (performance.now() - started) / 1000,
-      raw: { server: edge.label, connections: CONNECTIONS, rounds: Object.fromEntries(m), rps, p99 },
+      raw: { server: edge.label, connections: CONNECTIONS, rounds: Object.fromEntries(m), rps, p99, shed },
       rows: [
         {
           item: '1',
-          what: `GET /v1/status req/s, ${CONNECTIONS} connections: edge-api / bare Fastify`,
+          what: `GET /v1/status 200 answers/s, ${CONNECTIONS} connections: edge-api / bare Fastify (edge-api shed ${round(shed * 100, 1)}% as 503)`,
           value: `${round(rps.edge, 0)} / ${round(rps.bare, 0)} = ${ratio(rpsRatio)}`,
           goal: '≥ 0.90×',
           met: rpsRatio >= 0.9
