@@ -1,5 +1,6 @@
 // The process entry point, and the only file that touches `process`: environment, signals,
 // exit codes. Everything else takes what it needs as arguments, so tests never exit.
+import type { AddressInfo } from 'node:net'
 import process from 'node:process'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
@@ -58,8 +59,8 @@ async function main (): Promise<void> {
     log.fatal({ code, port: config.port, host: config.host }, why)
     process.exit(1)
   }
-  const address = app.server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : config.port
+  // Always a TCP address here (host + port), so the port is there; with port 0 it is the one bound.
+  const { port } = app.server.address() as AddressInfo
   log.info({ port, host: config.host, bootMs: Math.round(performance.now() - startedAt) }, 'listening')
 
   const drain = new Drain({

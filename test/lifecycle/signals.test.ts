@@ -1,0 +1,82 @@
+import t, { type Test } from 'tap'
+import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
+import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startMain, type MainProcess } from '../fixtures/main-process.js'
+
+// Real signals to a real child process (src/main.ts): escalation and the budget.
+t.setTimeout(240_000)
+
+const ONE = '/productscience/inference/inference/inference_participant/'
+
+async function boot (t: Test, env: Record<string, string>): Promise<{ main: MainProcess, sim: ChainSimulator, origin: string }> {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  // A chain timeout far beyond the test: a hanging request must stay in flight until the drain acts.
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_CHAIN_TIMEOUT: '10m', ...env })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  return { main, sim, origin: `http://127.0.0.1:${await main.port()}` }
+}
+
+/** Starts a request that hangs on the chain; resolves once the chain has it. Its result: status or error. */
+async function hangingRequest (sim: ChainSimulator, origin: string): Promise<{ result: Promise<string> }> {
+  sim.hang(ONE)
+  const pending = (async () => {
+    // /v1 may shed load for a moment on a busy machine (503 + Retry-After): ask again.
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${origin}/v1/participants/${PARTICIPANTS[0].address}`)
+      if (res.status !== 503 || res.headers.get('retry-after') === null) return String(res.status)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return 'shed'
+  })().catch((err: Error) => err.name)
+  for (let i = 0; i < 2000 && sim.count(ONE) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  // Wrapped: an async function returning the promise itself would wait for it to settle.
+  return { result: pending }
+}
+
+t.test('a second SIGTERM during the announcement exits 1 promptly', async (t) => {
+  const { main } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '5s' })
+  main.child.kill('SIGTERM')
+  await main.waitFor('announcing drain')
+  const sent = Date.now()
+  main.child.kill('SIGTERM')
+  const { code } = await main.exited
+  t.equal(code, 1)
+  const forced = main.lines.find((l) => l.msg === 'closing remaining connections') as Record<string, unknown>
+  t.match(forced, { level: 40, reason: 'operator sent SIGTERM during drain announcement' })
+  const after = Date.parse(forced.time as string) - sent
+  t.ok(after < 1000, `forced ${after} ms after the second signal, not after the 5 s window`)
+  t.notOk(main.lines.some((l) => l.msg === 'listener closed'), 'never waited for the window')
+  t.match(main.lines.at(-1), { msg: 'exit', code: 1, reason: 'operator sent SIGTERM during drain announcement' })
+})
+
+t.test('a second SIGTERM during the shutdown exits 1 and cuts the hanging request', async (t) => {
+  const { main, sim, origin } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '0' })
+  const hanging = await hangingRequest(sim, origin)
+  t.equal(sim.count(ONE), 1, 'the request is on the chain')
+  main.child.kill('SIGTERM')
+  await main.waitFor('listener closed')
+  main.child.kill('SIGTERM')
+  const { code } = await main.exited
+  t.equal(code, 1)
+  t.match(main.lines.find((l) => l.msg === 'closing remaining connections'), { reason: 'operator sent SIGTERM during shutdown' })
+  t.not(await hanging.result, '200', 'the hanging request was cut, not answered')
+})
+
+t.test('budget expiry with a request that never finishes: SIGINT → exit 1 at the budget, not later', async (t) => {
+  const { main, sim, origin } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_SHUTDOWN_BUDGET: '1s' })
+  const hanging = await hangingRequest(sim, origin)
+  main.child.kill('SIGINT')
+  const closed = await main.waitFor('listener closed')
+  const { code } = await main.exited
+  t.equal(code, 1)
+  const forced = main.lines.find((l) => l.msg === 'closing remaining connections') as Record<string, unknown>
+  t.match(forced, { reason: 'shutdown budget 1s expired' })
+  // Announce 0: the budget is armed as the listener starts closing, right after the signal line.
+  const signal = main.lines.find((l) => l.msg === 'shutdown signal') as Record<string, unknown>
+  t.match(signal, { signal: 'SIGINT' })
+  const afterSignal = Date.parse(forced.time as string) - Date.parse(signal.time as string)
+  t.ok(afterSignal >= 999 && afterSignal < 1500, `forced ${afterSignal} ms after the signal (budget 1s), not later`)
+  t.ok(Date.parse(closed.time) <= Date.parse(forced.time as string), 'the listener had closed before')
+  t.not(await hanging.result, '200')
+})

@@ -1,0 +1,82 @@
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import t from 'tap'
+import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { startMain } from './fixtures/main-process.js'
+
+// Each case boots a real child process (TS loader included), slow on a busy machine.
+t.setTimeout(240_000)
+
+const DRAIN_STEPS = ['starting', 'listening', 'shutdown signal', 'announcing drain', 'listener closed', 'drained', 'exit']
+
+t.test('clean drain: SIGTERM → unready during the 5 s window → exit 0, log lines in order', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '5s' })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  const port = await main.port()
+  const origin = `http://127.0.0.1:${port}`
+  const ready = await fetch(`${origin}/readyz`)
+  t.equal(ready.status, 200)
+  t.same(await ready.json(), { status: 'ready' })
+
+  main.child.kill('SIGTERM')
+  await main.waitFor('announcing drain')
+  const draining = await fetch(`${origin}/readyz`)
+  t.equal(draining.status, 503)
+  t.same(await draining.json(), { status: 'not ready', reason: 'draining' })
+  t.equal((await fetch(`${origin}/healthz`)).status, 200, 'still serving during the window')
+
+  const { code } = await main.exited
+  t.equal(code, 0)
+  const steps = main.lines.map((l) => l.msg).filter((m) => DRAIN_STEPS.includes(m))
+  t.same(steps, DRAIN_STEPS, 'every step, in order')
+  const line = (msg: string) => main.lines.find((l) => l.msg === msg) as Record<string, unknown>
+  t.match(line('starting'), { drainAnnounce: '5s', shutdownBudget: '2m', chain: sim.url })
+  t.match(line('listening'), { port, host: '127.0.0.1', bootMs: Number })
+  t.match(line('shutdown signal'), { signal: 'SIGTERM', announce: '5s', budget: '2m' })
+  t.match(line('announcing drain'), { announce: '5s', announceMs: 5000 })
+  t.match(line('listener closed'), { announcedMs: Number, budget: '2m' })
+  t.ok((line('listener closed').announcedMs as number) >= 5000, 'the listener closed after the whole window')
+  t.match(line('drained'), { drainMs: Number, shutdownMs: Number })
+  t.match(line('exit'), { code: 0, shutdownMs: Number })
+  t.equal(main.stderr(), '', 'nothing on stderr')
+})
+
+t.test('config errors: exit 1 with one line naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, string, RegExp]> = [
+    [{ EDGE_API_DRAIN_ANNOUNCE: '3s', CHAIN_REST_URL: 'http://127.0.0.1:1' }, 'EDGE_API_DRAIN_ANNOUNCE', /^EDGE_API_DRAIN_ANNOUNCE="3s" is invalid: must be 0 .* or at least 5s/],
+    [{}, 'CHAIN_REST_URL', /^CHAIN_REST_URL is required \(example: http:\/\/node:1317\)$/]
+  ]
+  await Promise.all(cases.map(async ([env, variable, message]) => {
+    const main = startMain(env)
+    const { code } = await main.exited
+    t.equal(code, 1, `${variable}: exit 1`)
+    t.equal(main.lines.length, 1, `${variable}: one log line`)
+    t.match(main.lines[0], { level: 60, variable, msg: message })
+  }))
+})
+
+t.test('port in use: exit 1 with a clear line (and config warnings are logged first)', async (t) => {
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => blocker.close())
+  const { port } = blocker.address() as { port: number }
+  // CHAIN_GRPC_URL alone: CHAIN_REST_URL is derived from it, with a warning.
+  const main = startMain({ CHAIN_GRPC_URL: '127.0.0.1:9090', EDGE_API_PORT: String(port), EDGE_API_HOST: '127.0.0.1' })
+  const { code } = await main.exited
+  t.equal(code, 1)
+  t.match(main.lines.find((l) => l.msg === 'configuration warning'), { level: 40, warning: /derived http:\/\/127\.0\.0\.1:1317 from CHAIN_GRPC_URL/ })
+  const last = main.lines.at(-1)
+  t.match(last, { level: 60, code: 'EADDRINUSE', port, msg: `port ${port} on 127.0.0.1 is already in use` })
+  t.notOk(main.lines.some((l) => l.msg === 'listening'))
+})
+
+t.test('an address it cannot listen on: exit 1 saying why', async (t) => {
+  // 192.0.2.1 (TEST-NET-1) is never a local address.
+  const main = startMain({ CHAIN_REST_URL: 'http://127.0.0.1:1', EDGE_API_PORT: '0', EDGE_API_HOST: '192.0.2.1' })
+  const { code } = await main.exited
+  t.equal(code, 1)
+  t.match(main.lines.at(-1), { level: 60, code: 'EADDRNOTAVAIL', msg: /^cannot listen on 192\.0\.2\.1:0: / })
+})

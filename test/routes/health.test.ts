@@ -1,0 +1,118 @@
+import { once } from 'node:events'
+import { request } from 'node:http'
+import t from 'tap'
+import { buildApp } from '../../src/app.js'
+import { PROBE_PATH, Readiness } from '../../src/readiness.js'
+import { buildTestApp } from '../fixtures/app.js'
+
+t.test('GET /healthz is 200 ok (text/plain), draining included, and never touches the chain', async (t) => {
+  const { app, sim, config, chain } = await buildTestApp(t)
+  const res = await app.inject('/healthz')
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, 'ok')
+  t.match(res.headers['content-type'], /^text\/plain/)
+  const readiness = new Readiness(chain)
+  readiness.beginDrain()
+  const draining = await buildApp({ config, chain, readiness, logStream: { write: () => {} } })
+  t.teardown(() => draining.close())
+  const drained = await draining.inject('/healthz')
+  t.equal(drained.statusCode, 200)
+  t.equal(drained.headers.connection, 'close', 'responses carry Connection: close from the latch on')
+  t.equal(sim.count(), 0)
+})
+
+t.test('GET /readyz answers ready with Cache-Control: no-store, then from the cache', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  const res = await app.inject('/readyz')
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '{"status":"ready"}')
+  t.equal(res.headers['cache-control'], 'no-store')
+  t.not(res.headers.connection, 'close', 'no Connection: close before draining')
+  await app.inject('/readyz')
+  t.equal(sim.count(PROBE_PATH), 1, 'one chain request for both checks')
+})
+
+t.test('GET /readyz while draining: 503 draining, no-store, no chain request', async (t) => {
+  const { sim, config, chain } = await buildTestApp(t)
+  const readiness = new Readiness(chain)
+  const app = await buildApp({ config, chain, readiness, logStream: { write: () => {} } })
+  t.teardown(() => app.close())
+  readiness.beginDrain()
+  const res = await app.inject('/readyz')
+  t.equal(res.statusCode, 503)
+  t.equal(res.body, '{"status":"not ready","reason":"draining"}')
+  t.equal(res.headers['cache-control'], 'no-store')
+  t.equal(sim.count(), 0)
+})
+
+t.test('chain faults through the simulator', async (t) => {
+  t.test('hang: 503 chain unreachable within 2.2 s, then cached', async (t) => {
+    const { app, sim } = await buildTestApp(t)
+    sim.hang(PROBE_PATH)
+    let start = performance.now()
+    const res = await app.inject('/readyz')
+    const took = performance.now() - start
+    t.equal(res.statusCode, 503)
+    t.equal(res.body, '{"status":"not ready","reason":"chain unreachable","error":"no answer within 2s"}')
+    t.equal(res.headers['cache-control'], 'no-store')
+    t.ok(took <= 2200, `answered in ${Math.round(took)} ms`)
+    start = performance.now()
+    t.equal((await app.inject('/readyz')).body, res.body, 'cached')
+    t.ok(performance.now() - start < 100, 'cached answer is immediate')
+    t.equal(sim.count(PROBE_PATH), 1)
+  })
+
+  t.test('slow 1.5 s: 200 (slow is not down)', async (t) => {
+    const { app, sim } = await buildTestApp(t)
+    sim.latency(1500, PROBE_PATH)
+    const res = await app.inject('/readyz')
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, '{"status":"ready"}')
+  })
+
+  t.test('refused: 503, no address in the answer; recovery: 200 within one cache period', async (t) => {
+    const { app, sim } = await buildTestApp(t)
+    await sim.refuse()
+    const res = await app.inject('/readyz')
+    t.equal(res.statusCode, 503)
+    t.equal(res.body, '{"status":"not ready","reason":"chain unreachable","error":"chain unavailable"}')
+    t.notMatch(res.body, /127\.0\.0\.1|ECONNREFUSED/)
+    await sim.restore()
+    const start = performance.now()
+    let status = 503
+    for (let i = 0; i < 40 && status !== 200; i++) {
+      status = (await app.inject('/readyz')).statusCode
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const took = performance.now() - start
+    t.equal(status, 200, 'ready again')
+    t.ok(took <= 3300, `recovered after ${Math.round(took)} ms (cache period 3 s)`)
+  })
+
+  t.test('a gateway error is a failure with its code and message', async (t) => {
+    const { app, sim } = await buildTestApp(t)
+    sim.fail(PROBE_PATH, 14, 'node is syncing')
+    const res = await app.inject('/readyz')
+    t.equal(res.statusCode, 503)
+    t.same(res.json(), { status: 'not ready', reason: 'chain unreachable', error: 'chain answered gRPC code 14: node is syncing' })
+  })
+})
+
+t.test('a checker that hangs up does not cancel the probe, nor get cached as a failure', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  sim.latency(500, PROBE_PATH)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+  const req = request({ host: '127.0.0.1', port, path: '/readyz' })
+  req.on('error', () => {})
+  req.end()
+  await once(req, 'socket')
+  for (let i = 0; i < 400 && sim.count(PROBE_PATH) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.equal(sim.count(PROBE_PATH), 1, 'the probe is in flight')
+  req.destroy() // the checker gives up, as HAProxy does at `timeout check`
+  const res = await app.inject('/readyz')
+  t.equal(res.statusCode, 200, 'the shared probe finished and succeeded')
+  t.equal(sim.count(PROBE_PATH), 1, 'the next check rode on the same probe')
+  t.equal((await app.inject('/readyz')).statusCode, 200, 'and success is what got cached')
+  t.equal(sim.count(PROBE_PATH), 1)
+})
