@@ -84,7 +84,10 @@ export class ChainClient {
   }
 
   #limited (target: string): Promise<unknown> {
-    if (this.#limit.pendingCount >= this.#queueLimit) return Promise.reject(new ChainBusyError())
+    // Counted as admitted work, not p-limit's pendingCount alone: a request that has a free
+    // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
+    const admitted = this.#limit.activeCount + this.#limit.pendingCount
+    if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
     return this.#limit(() => this.#fetch(target, this.#timeoutMs))
   }
 

@@ -115,6 +115,15 @@ t.test('concurrency is bounded and the wait queue too: beyond it, ChainBusyError
   t.equal(sim.count(NODE), 5)
 })
 
+t.test('queueLimit 0 means no waiting: free slots are used, the next one is shed', async (t) => {
+  const { client, sim } = await setup(t, { concurrency: 2, queueLimit: 0, coalesce: false })
+  sim.latency(100, NODE)
+  const both = [client.get(NODE), client.get(NODE)]
+  await t.rejects(client.get(NODE), ChainBusyError)
+  await Promise.all(both)
+  t.equal(sim.count(NODE), 2)
+})
+
 t.test('probe bypasses the limiter and coalescing, under its own budget', async (t) => {
   const { client, sim } = await setup(t, { concurrency: 1 })
   sim.hang('/productscience')
