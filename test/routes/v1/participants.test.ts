@@ -42,6 +42,17 @@ t.test('GET /v1/participants answers null when the chain has none', async (t) =>
   t.equal(res.body, '{"participants":null,"block_height":7}')
 })
 
+t.test('GET /v1/participants fills fields the chain leaves out with their zero values', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  sim.override(LIST, { participants: [{}, { participant: { address: 'gonka1bare' }, balances: null }] })
+  const res = await app.inject('/v1/participants')
+  t.equal(res.statusCode, 200)
+  const zero = { id: '', url: '', coins_owed: 0, refunds_owed: 0, balance: 0, voting_power: 0, reputation: 0 }
+  t.same(res.json(), { participants: [zero, { ...zero, id: 'gonka1bare' }], block_height: 0 })
+  sim.override(LIST, { pagination: {} })
+  t.equal((await app.inject('/v1/participants')).body, '{"participants":null,"block_height":0}')
+})
+
 t.test('GET /v1/participants gives up on a chain that never stops paginating', async (t) => {
   const { app, sim } = await buildTestApp(t)
   sim.override(LIST, { participants: [], pagination: { next_key: 'AA==' }, block_height: '7' })
@@ -79,6 +90,15 @@ t.test('GET /v1/participants/:address', async (t) => {
   await t.test('answers 404 Account not found when the chain answers null', async (t) => {
     sim.override(`${ONE}gonka1null`, 'null')
     const res = await app.inject('/v1/participants/gonka1null')
+    t.equal(res.statusCode, 404)
+    t.same(res.json(), { message: 'Account not found' })
+  })
+
+  await t.test('fills what the chain leaves out; anything but an object is no account', async (t) => {
+    sim.override(`${ONE}gonka1empty`, {})
+    t.equal((await app.inject('/v1/participants/gonka1empty')).body, '{"pubkey":"","balance":0,"denom":""}')
+    sim.override(`${ONE}gonka1text`, '"not an account"')
+    const res = await app.inject('/v1/participants/gonka1text')
     t.equal(res.statusCode, 404)
     t.same(res.json(), { message: 'Account not found' })
   })
