@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream, Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
-import { handleError, handleNotFound } from './error-handler.js'
+import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './error-handler.js'
 import { createLogger } from './logger.js'
 import { Readiness } from './readiness.js'
 import { formatSchemaError } from './schema-errors.js'
@@ -60,7 +60,8 @@ export async function buildApp (options: AppOptions) {
     },
     // Long path values must reach validation and get a 400 that says what is wrong,
     // not the router's 404 (Fastify's default limit is 100 characters).
-    routerOptions: { maxParamLength: 2048 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: handleFrameworkError,
     ajv: { customOptions: { verbose: true, keywords: ['x-error', 'x-proto-enum'] } },
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -28,6 +28,22 @@ export function handleError (error: FastifyError | HttpError | Error, request: F
   return reply.code(500).send({ message: INTERNAL })
 }
 
+/** The longest path value the router accepts; longer ones are refused before any route runs. */
+export const MAX_PARAM_LENGTH = 2048
+
+/**
+ * Errors the router raises before any route runs (a malformed percent-encoding, a path value
+ * over MAX_PARAM_LENGTH): the same envelope, and the URL is not echoed back.
+ */
+export function handleFrameworkError (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const message = error.code === 'FST_ERR_BAD_URL'
+    ? 'invalid URL: malformed percent-encoding'
+    : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `invalid URL: a path value is longer than ${MAX_PARAM_LENGTH} characters`
+      : 'Bad Request'
+  return reply.code(error.statusCode ?? 400).send({ message })
+}
+
 export function handleNotFound (_request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(404).send({ message: 'Not Found' })
 }

@@ -52,3 +52,16 @@ t.test('unknown routes and methods answer 404 in the envelope', async (t) => {
   const post = await app.inject({ method: 'POST', url: '/v1/status' })
   t.equal(post.statusCode, 404)
 })
+
+t.test('what the router refuses before any route runs is answered in the envelope, without the URL', async (t) => {
+  const { app, sim } = await buildTestApp(t)
+  const bad = await app.inject('/v1/participants/%ZZ')
+  t.equal(bad.statusCode, 400)
+  t.same(bad.json(), { message: 'invalid URL: malformed percent-encoding' })
+  const long = await app.inject(`/v1/participants/${'a'.repeat(2049)}`)
+  t.equal(long.statusCode, 414)
+  t.same(long.json(), { message: 'invalid URL: a path value is longer than 2048 characters' })
+  const longest = await app.inject(`/v1/participants/${'a'.repeat(2048)}`)
+  t.equal(longest.statusCode, 400, 'a value within the limit reaches validation')
+  t.equal(sim.count(), 0)
+})

@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { handleError, handleNotFound } from '../src/error-handler.js'
+import { handleError, handleFrameworkError, handleNotFound } from '../src/error-handler.js'
 import { ChainUnavailableError, HttpError } from '../src/errors.js'
 import { createLogger } from '../src/logger.js'
 import { logSink } from './fixtures/app.js'
@@ -34,6 +34,10 @@ t.test('an HttpError answers its status, headers and message; 4xx logged at info
   const coded = await appThrowing(t, new ChainUnavailableError(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })))
   await coded.app.inject('/boom')
   t.match(coded.logs.find((l) => l.msg === 'request failed'), { cause: 'Error: other side closed (UND_ERR_SOCKET)' })
+
+  const bare = await appThrowing(t, new HttpError(500, 'chain kept paginating'))
+  await bare.app.inject('/boom')
+  t.notOk('cause' in (bare.logs.find((l) => l.msg === 'request failed') ?? {}), 'no cause, no cause field')
 
   const plain = await appThrowing(t, new ChainUnavailableError('chain answered 502 without a gateway error body'))
   await plain.app.inject('/boom')
@@ -69,4 +73,12 @@ t.test('an unknown route is 404 Not Found in the envelope', async (t) => {
   const res = await app.inject('/nope')
   t.equal(res.statusCode, 404)
   t.same(res.json(), { message: 'Not Found' })
+})
+
+t.test('any other router error is a plain 400 in the envelope', async (t) => {
+  const app = Fastify()
+  app.get('/', async (request, reply) => handleFrameworkError(Object.assign(new Error('async constraint failed'), { code: 'FST_ERR_ASYNC_CONSTRAINT' }), request, reply))
+  const res = await app.inject('/')
+  t.equal(res.statusCode, 400)
+  t.same(res.json(), { message: 'Bad Request' })
 })
