@@ -19,6 +19,14 @@ const stdout = pino.destination({ dest: 1, sync: true })
 
 async function main (): Promise<void> {
   const startedAt = performance.now()
+  // Signals are taken from the first moment: one that arrives while the app is still booting
+  // is held and handed to the drain as soon as it exists, instead of killing the process with
+  // Node's default (exit 143, no log line).
+  const early: string[] = []
+  let onSignal = (name: string): void => { early.push(name) }
+  process.on('SIGTERM', () => onSignal('SIGTERM'))
+  process.on('SIGINT', () => onSignal('SIGINT'))
+
   let config: Config
   try {
     config = loadConfig(process.env)
@@ -69,8 +77,8 @@ async function main (): Promise<void> {
     target: httpDrainTarget({ app, readiness, chain }),
     log
   })
-  process.on('SIGTERM', () => drain.signal('SIGTERM'))
-  process.on('SIGINT', () => drain.signal('SIGINT'))
+  onSignal = (name) => drain.signal(name)
+  for (const name of early) drain.signal(name)
 
   const { code, reason, shutdownMs } = await drain.outcome
   // Exit as soon as the outcome is known: the last response has been written (or the

@@ -43,6 +43,22 @@ t.test('clean drain: SIGTERM → unready during the 5 s window → exit 0, log l
   t.equal(main.stderr(), '', 'nothing on stderr')
 })
 
+t.test('a SIGTERM that arrives while booting is held for the drain, not a kill', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0' })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  await main.waitFor('starting')
+  main.child.kill('SIGTERM')
+  const sentAt = Date.now()
+  const { code, signal } = await main.exited
+  // Building the app takes hundreds of milliseconds after "starting": the signal was in first.
+  t.ok(sentAt < Date.parse((await main.waitFor('listening')).time), 'the signal arrived before the app was listening')
+  t.same({ code, signal }, { code: 0, signal: null }, 'a clean exit, not death by signal')
+  const steps = main.lines.map((l) => l.msg).filter((m) => DRAIN_STEPS.includes(m))
+  t.same(steps, ['starting', 'listening', 'shutdown signal', 'listener closed', 'drained', 'exit'])
+})
+
 t.test('config errors: exit 1 with one line naming the variable', async (t) => {
   const cases: Array<[Record<string, string>, string, RegExp]> = [
     [{ EDGE_API_DRAIN_ANNOUNCE: '3s', CHAIN_REST_URL: 'http://127.0.0.1:1' }, 'EDGE_API_DRAIN_ANNOUNCE', /^EDGE_API_DRAIN_ANNOUNCE="3s" is invalid: must be 0 .* or at least 5s/],
