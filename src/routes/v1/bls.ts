@@ -4,7 +4,7 @@ import { g1Uncompressed128, g2Uncompressed256 } from '../../bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, ChainStatusError, GrpcCode, HttpError } from '../../errors.js'
 import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
-import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js'
+import { fitsUint64, Nullable, UINT64_RULE, Uint64Param, withChainErrors } from './schemas.js'
 
 // The BLS module (inference.bls): DKG data per epoch and threshold signing requests, answered
 // as the Go service did: Go's encoding/json over the gogoproto structs (64-bit integers as
@@ -122,9 +122,6 @@ const RequestIdParam = Type.String({
   'x-error': INVALID_REQUEST_ID
 })
 
-// Uint64Param's rule, so an overflowing id reads like any other malformed one.
-const UINT64_RULE = (Uint64Param as unknown as { description: string }).description
-
 interface GatewayEpochData { group_public_key?: unknown, validation_signature?: unknown }
 interface GatewayEpoch { epoch_data?: GatewayEpochData | null }
 interface GatewaySigningRequest { final_signature?: unknown }
@@ -141,6 +138,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
   for (const path of ['/bls/epoch/:id', '/bls/epochs/:id']) {
     app.get(path, epochRoute, async (request) => {
       const { id } = request.params
+      // Uint64Param's own rule, so an overflowing id reads like any other malformed one.
       if (!fitsUint64(id)) throw badRequest(`invalid path parameter id: ${UINT64_RULE}`)
       const answer = await query(() => chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), 'BLS epoch data') as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}

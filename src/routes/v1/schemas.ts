@@ -21,11 +21,10 @@ export function withChainErrors<T extends TSchema> (ok: T): typeof CHAIN_ERRORS 
 
 const UINT64_MAX = 18446744073709551615n
 
+export const UINT64_RULE = 'must be a decimal unsigned 64-bit integer'
+
 /** A decimal unsigned 64-bit integer in a path, e.g. an epoch or BLS epoch id. */
-export const Uint64Param = Type.String({
-  pattern: '^[0-9]{1,20}$',
-  description: 'must be a decimal unsigned 64-bit integer'
-})
+export const Uint64Param = Type.String({ pattern: '^[0-9]{1,20}$', description: UINT64_RULE })
 
 /** Decimal string known to match Uint64Param; false when it overflows 64 bits. */
 export function fitsUint64 (decimal: string): boolean {
