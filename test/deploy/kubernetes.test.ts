@@ -131,6 +131,16 @@ t.test('npm test rejects broken manifests', async (t) => {
   }
 })
 
+t.test('YAML is read as kubectl reads it (YAML 1.1): an unquoted off is a boolean, not a string', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-api-kubernetes-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  cpSync(KUBERNETES_DIR, dir, { recursive: true })
+  const file = join(dir, 'configmap.yaml')
+  writeFileSync(file, readFileSync(file, 'utf8').replace('EDGE_API_EXPOSE_OPTIONAL_ROUTES: "false"', 'EDGE_API_EXPOSE_OPTIONAL_ROUTES: off'))
+  const problems = await checkManifests(loadManifests(`${dir}/`))
+  t.match(problems.join('\n'), /configmap\.yaml ConfigMap\/edge-api: data\/data\/EDGE_API_EXPOSE_OPTIONAL_ROUTES must be string/)
+})
+
 t.test('npm test rejects a broken kustomization', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'edge-api-kustomize-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
