@@ -1,6 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import t from 'tap'
-import { CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
+import { parse } from 'yaml'
+import { COMPOSE_DIR, CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 
 const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
@@ -58,7 +60,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
-  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router'])
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'prometheus'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
@@ -75,6 +77,35 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
   const overridden = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { CHAIN_REST_URL: 'http://chain.internal:1317', EDGE_API_DRAIN_ANNOUNCE: '10s' } }).stdout)
   t.equal(overridden.get('edge-api-2')?.environment.CHAIN_REST_URL, 'http://chain.internal:1317')
   t.equal(overridden.get('edge-api-2')?.environment.EDGE_API_DRAIN_ANNOUNCE, '10s')
+})
+
+t.test('the optional Prometheus scrapes every replica\'s metrics port through Docker DNS; nothing publishes that port', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], volumes?: string[], image?: string }
+  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout) as { services: Record<string, Service> }).services
+  const prometheus = services.prometheus as Service
+  t.same(prometheus.profiles, ['metrics'], 'started only with --profile metrics')
+  t.match(prometheus.image, /^prom\/prometheus:v3\./)
+  t.same(prometheus.ports, ['127.0.0.1:9090:9090/tcp'], 'its UI on the host\'s loopback')
+  t.same(prometheus.volumes, [`${COMPOSE_DIR}prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro`])
+  t.ok(existsSync(`${COMPOSE_DIR}prometheus/prometheus.yml`), 'the mounted configuration exists')
+
+  interface Job { job_name: string, metrics_path: string, dns_sd_configs: Array<{ names: string[], type: string, port: number }> }
+  const config = parse(readFileSync(`${COMPOSE_DIR}prometheus/prometheus.yml`, 'utf8')) as { global: Record<string, string>, scrape_configs: Job[] }
+  const [job, ...others] = config.scrape_configs
+  t.same(others, [], 'one job')
+  t.match(job, { job_name: 'edge-api', metrics_path: '/metrics', dns_sd_configs: [{ names: ['edge-api-pool'], type: 'A' }] }, 'every replica behind the pool alias')
+  t.equal(config.global.scrape_interval, '5s', 'often enough to see a 5 s drain announcement')
+
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    const replica = services[name] as Service
+    t.equal(replica.environment?.EDGE_API_METRICS_PORT, String(job?.dns_sd_configs[0]?.port), `${name} serves metrics on the scraped port`)
+    t.equal(replica.environment?.EDGE_API_METRICS_HOST, '0.0.0.0', 'on the compose network')
+    t.notOk('ports' in replica, `${name} publishes no port: metrics and traffic reach it only inside the network`)
+  }
+  const router = services['edge-api-router'] as Service
+  t.same(router.ports, ['127.0.0.1:18080:18080/tcp'], 'the router publishes its own port only')
+  t.not(router.environment?.EDGE_API_PORT, String(job?.dns_sd_configs[0]?.port), 'and forwards to EDGE_API_PORT, not the metrics port')
 })
 
 t.test('the single replica: no router, so no drain announcement', async (t) => {
