@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import { g1Uncompressed128, g2Uncompressed256 } from '../../bls-points.js'
+import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, ChainStatusError, GrpcCode, HttpError } from '../../errors.js'
-import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { fitsUint64, Nullable, UINT64_RULE, Uint64Param, withChainErrors } from './schemas.js'
 
 // The BLS module (inference.bls): DKG data per epoch and threshold signing requests, answered

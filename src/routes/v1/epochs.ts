@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static, type TSchema } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../epoch-stages.js'
+import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
-import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { withChainErrors } from './schemas.js'
 
 const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { fromProtoJson, Int32, Int64, int64, ProtoMessage, Uint64, type Int64Value } from '../../proto-json.js'
-import { currentEpochModels } from './epoch-models.js'
+import { fromProtoJson, Int32, Int64, int64, ProtoMessage, Uint64, type Int64Value } from '../../chain/proto-json.js'
+import { currentEpochModels } from '../../chain/epoch-models.js'
 import { Nullable, withChainErrors } from './schemas.js'
 
 // Field order follows the Go service's ModelDescriptor; description and quantization are

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { ChainStatusError, badRequest, notFound } from '../../errors.js'
-import { fromProtoJson, Int64, ProtoMessage } from '../../proto-json.js'
+import { fromProtoJson, Int64, ProtoMessage } from '../../chain/proto-json.js'
 import { withChainErrors } from './schemas.js'
 
 const INT64_MIN = -(2n ** 63n)

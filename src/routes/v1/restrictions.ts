@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static, type TSchema } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { fromProtoJson, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { fromProtoJson, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
 
 // The transfer-restrictions module (inference.restrictions), answered as the Go service did:

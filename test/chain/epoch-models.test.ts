@@ -1,13 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { pino, type Logger } from 'pino'
-import { ChainClient } from '../../../src/chain/client.js'
-import { currentEpochModels } from '../../../src/routes/v1/epoch-models.js'
-import { logSink } from '../../fixtures/app.js'
-import { startChainSimulator, type ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
+import { ChainClient } from '../../src/chain/client.js'
+import { currentEpochModels } from '../../src/chain/epoch-models.js'
+import { logSink } from '../fixtures/app.js'
+import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import {
   EPOCH_INDEX, MISSING_SUB_GROUP, MODELS, SNAPSHOTLESS_SUB_GROUP, SUB_GROUP_MODELS
-} from '../../fixtures/chain-simulator/data/models.js'
+} from '../fixtures/chain-simulator/data/models.js'
 
 const CURRENT = '/productscience/inference/inference/current_epoch_group_data'
 const SUB_GROUP = '/productscience/inference/inference/epoch_group_data/'

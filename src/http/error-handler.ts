@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { HttpError } from './errors.js'
+import { HttpError } from '../errors.js'
 
 const INTERNAL = 'Internal Server Error'
 

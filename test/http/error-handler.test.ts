@@ -1,9 +1,9 @@
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { handleError, handleFrameworkError, handleNotFound } from '../src/error-handler.js'
-import { ChainUnavailableError, HttpError } from '../src/errors.js'
-import { createLogger } from '../src/logger.js'
-import { logSink } from './fixtures/app.js'
+import { handleError, handleFrameworkError, handleNotFound } from '../../src/http/error-handler.js'
+import { ChainUnavailableError, HttpError } from '../../src/errors.js'
+import { createLogger } from '../../src/logger.js'
+import { logSink } from '../fixtures/app.js'
 
 async function appThrowing (t: Test, error: unknown) {
   const logs: Array<Record<string, unknown>> = []
