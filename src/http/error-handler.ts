@@ -20,10 +20,6 @@ export function handleError (error: FastifyError | HttpError | Error, request: F
     request.log.info({ err: error }, 'bad request')
     return reply.code(statusCode).send({ message: error.message })
   }
-  if (statusCode === 503) {
-    // Load shedding (@fastify/under-pressure): it has already set Retry-After.
-    return reply.code(503).send({ message: 'Service Unavailable' })
-  }
   request.log.error({ err: error }, 'request failed unexpectedly')
   return reply.code(500).send({ message: INTERNAL })
 }

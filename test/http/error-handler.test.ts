@@ -52,14 +52,6 @@ t.test("Fastify's own client errors keep their status and message", async (t) =>
   t.same(Object.keys(res.json()), ['message'])
 })
 
-t.test('a 503 from load shedding is answered without internals', async (t) => {
-  const shed = Object.assign(new Error('Service Unavailable'), { statusCode: 503, code: 'FST_UNDER_PRESSURE' })
-  const { app } = await appThrowing(t, shed)
-  const res = await app.inject('/boom')
-  t.equal(res.statusCode, 503)
-  t.same(res.json(), { message: 'Service Unavailable' })
-})
-
 t.test('anything unexpected is a bare 500; the detail goes to the log only', async (t) => {
   const { app, logs } = await appThrowing(t, new TypeError('cannot read x of undefined at /srv/app/secret.js'))
   const res = await app.inject('/boom')
