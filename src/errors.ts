@@ -130,3 +130,23 @@ export class ConfigError extends Error {
     this.variable = variable
   }
 }
+
+/** The server could not listen on the configured address; the message says why, `cause` is Node's error. */
+export class ListenError extends Error {
+  readonly code = 'EDGE_ERR_LISTEN'
+  readonly host: string
+  readonly port: number
+  /** Node's own code for the failure, e.g. EADDRINUSE. */
+  readonly reason: string | undefined
+
+  constructor (host: string, port: number, cause: NodeJS.ErrnoException) {
+    super(cause.code === 'EADDRINUSE'
+      ? `port ${port} on ${host} is already in use`
+      : `cannot listen on ${host}:${port}: ${cause.message}`)
+    this.name = 'ListenError'
+    this.host = host
+    this.port = port
+    this.reason = cause.code
+    this.cause = cause
+  }
+}

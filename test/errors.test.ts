@@ -2,7 +2,7 @@ import t from 'tap'
 import * as errors from '../src/errors.js'
 import {
   badRequest, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, ConfigError,
-  GrpcCode, HttpError, legacyChainQuery, notFound
+  GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
 } from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
@@ -44,7 +44,8 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainUnavailableError('down'), 'EDGE_ERR_CHAIN_UNAVAILABLE'],
     [new ChainTimeoutError(1), 'EDGE_ERR_CHAIN_TIMEOUT'],
     [new ChainBusyError(), 'EDGE_ERR_CHAIN_BUSY'],
-    [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG']
+    [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
+    [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
   ]
   for (const [error, code] of expected) t.equal(error.code, code, error.name)
   const classes = Object.values(errors).filter((value) => typeof value === 'function' && value.prototype instanceof Error)

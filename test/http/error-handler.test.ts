@@ -3,11 +3,11 @@ import t, { type Test } from 'tap'
 import { handleError, handleFrameworkError, handleNotFound } from '../../src/http/error-handler.js'
 import { ChainUnavailableError, HttpError } from '../../src/errors.js'
 import { createLogger } from '../../src/logger.js'
-import { logSink } from '../fixtures/app.js'
+import { LogLines } from '../fixtures/log-lines.js'
 
 async function appThrowing (t: Test, error: unknown) {
-  const logs: Array<Record<string, unknown>> = []
-  const app = Fastify({ loggerInstance: createLogger('info', logSink(logs)) })
+  const { lines: logs, stream } = new LogLines()
+  const app = Fastify({ loggerInstance: createLogger('info', stream) })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
   app.get('/boom', async () => { throw error })
