@@ -1,25 +1,22 @@
 import Fastify from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { DestinationStream, Logger } from 'pino'
+import type { Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
-import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './error-handler.js'
-import { createLogger } from './logger.js'
-import { Readiness } from './readiness.js'
-import { formatSchemaError } from './schema-errors.js'
+import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './http/error-handler.js'
+import type { Readiness } from './readiness.js'
+import { formatSchemaError } from './http/schema-errors.js'
 import { health } from './routes/health.js'
 import { v1, type LoadShedding } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
   readonly chain: ChainClient
-  /** Where log lines go; stdout by default. */
-  readonly logStream?: DestinationStream
-  /** The logger to use (main.ts shares its own); by default one on logStream at config.logLevel. */
-  readonly logger?: Logger
-  /** Readiness and its drain latch (main.ts drives it on SIGTERM); by default a new one over `chain`. */
-  readonly readiness?: Readiness
+  /** Readiness and its drain latch, which the drain sets (service.ts wires both). */
+  readonly readiness: Readiness
+  /** Where the app's log lines go (service.ts passes the one the process logs with). */
+  readonly logger: Logger
   /** Overrides of the /v1 load-shedding thresholds (tests trip them on purpose). */
   readonly loadShedding?: LoadShedding
 }
@@ -37,15 +34,14 @@ export interface AppOptions {
 //   timeout and the shutdown budget do.
 export const SERVER_TIMEOUTS = { keepAliveTimeout: 75_000, headersTimeout: 15_000, requestTimeout: 30_000 } as const
 
-let requestCounter = 0
-
-/** Builds the edge-api Fastify app. Never listens and never touches process: main.ts does. */
+/** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
-  const { config, chain } = options
-  const readiness = options.readiness ?? new Readiness(chain)
+  const { chain, readiness } = options
+  // Per app, so two apps in one process (tests, the bench) never share a sequence.
+  let requestCounter = 0
   const app = Fastify({
-    loggerInstance: options.logger ?? createLogger(config.logLevel, options.logStream),
+    loggerInstance: options.logger,
     ...SERVER_TIMEOUTS,
     // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
     // without running a handler, so a balancer may safely retry them elsewhere.

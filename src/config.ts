@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { formatDuration, parseDuration } from './duration.js'
+import { ConfigError } from './errors.js'
 
 /** Every setting edge-api reads, with its default (undefined = required / derived). */
 export const CONFIG_DEFAULTS = {
@@ -35,17 +36,6 @@ export interface Config {
   readonly logLevel: LogLevel
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
-}
-
-/** A setting that refuses to boot; the message names the variable, the value and what is allowed. */
-export class ConfigError extends Error {
-  readonly variable: ConfigKey
-
-  constructor (variable: ConfigKey, message: string) {
-    super(message)
-    this.name = 'ConfigError'
-    this.variable = variable
-  }
 }
 
 /** Reads the configuration from an environment object. Pure: no process access, throws ConfigError. */

@@ -1,7 +1,11 @@
-// The errors a client can see. Anything that is not an HttpError becomes
-// 500 {"message":"Internal Server Error"}: no stack, URL or address leaves the process.
+// The error catalog: every error edge-api raises on purpose, each class with a stable `code`
+// (as undici's UND_ERR_*), so logs and tests name the kind of failure rather than its text.
+// Anything that is not an HttpError becomes 500 {"message":"Internal Server Error"}: no
+// stack, URL or address leaves the process.
 
+/** An answer for the client: its status, a client-safe message and any headers. */
 export class HttpError extends Error {
+  readonly code: string = 'EDGE_ERR_HTTP'
   readonly statusCode: number
   readonly headers: Readonly<Record<string, string>>
 
@@ -42,6 +46,7 @@ const HTTP_STATUS_OF_GRPC: Readonly<Record<number, number>> = {
 
 /** The chain answered with a gateway error: its gRPC code and message are passed on. */
 export class ChainStatusError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_STATUS'
   readonly grpcCode: number
 
   constructor (grpcCode: number, message: string) {
@@ -51,8 +56,41 @@ export class ChainStatusError extends HttpError {
   }
 }
 
+/**
+ * A gateway error answered the Go service's way for some routes (README, Routes): 500 with
+ * the route's own message, whatever the gRPC code. The chain's error is the cause.
+ */
+export class ChainQueryError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_QUERY'
+  /** The gRPC code the chain answered, for a route that treats one of them as an answer. */
+  readonly grpcCode: number
+
+  constructor (message: string, cause: ChainStatusError) {
+    super(500, message)
+    this.name = 'ChainQueryError'
+    this.grpcCode = cause.grpcCode
+    this.cause = cause
+  }
+}
+
+/**
+ * Runs a chain query whose gateway errors become ChainQueryError(500, message(err)) instead
+ * of being mapped by gRPC code. Transport failures keep their own 503/504, which say more
+ * to a client deciding whether to retry.
+ */
+export async function legacyChainQuery<T> (query: Promise<T>, message: (err: ChainStatusError) => string): Promise<T> {
+  try {
+    return await query
+  } catch (err) {
+    if (err instanceof ChainStatusError) throw new ChainQueryError(message(err), err)
+    throw err
+  }
+}
+
 /** The chain could not be reached (refused, reset, closed, shutting down). `cause` has the detail for the log. */
 export class ChainUnavailableError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_UNAVAILABLE'
+
   constructor (cause: unknown) {
     super(503, 'chain unavailable')
     this.name = 'ChainUnavailableError'
@@ -61,6 +99,8 @@ export class ChainUnavailableError extends HttpError {
 }
 
 export class ChainTimeoutError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_TIMEOUT'
+
   constructor (timeoutMs: number) {
     super(504, 'chain query timed out')
     this.name = 'ChainTimeoutError'
@@ -70,8 +110,43 @@ export class ChainTimeoutError extends HttpError {
 
 /** The bounded queue of chain requests is full: shed instead of growing without limit. */
 export class ChainBusyError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_BUSY'
+
   constructor () {
     super(503, 'too many chain queries in progress; retry shortly', { 'retry-after': '1' })
     this.name = 'ChainBusyError'
+  }
+}
+
+/** A setting that refuses to boot; the message names the variable, the value and what is allowed. */
+export class ConfigError extends Error {
+  readonly code = 'EDGE_ERR_CONFIG'
+  /** The environment variable at fault, e.g. EDGE_API_PORT. */
+  readonly variable: string
+
+  constructor (variable: string, message: string) {
+    super(message)
+    this.name = 'ConfigError'
+    this.variable = variable
+  }
+}
+
+/** The server could not listen on the configured address; the message says why, `cause` is Node's error. */
+export class ListenError extends Error {
+  readonly code = 'EDGE_ERR_LISTEN'
+  readonly host: string
+  readonly port: number
+  /** Node's own code for the failure, e.g. EADDRINUSE. */
+  readonly reason: string | undefined
+
+  constructor (host: string, port: number, cause: NodeJS.ErrnoException) {
+    super(cause.code === 'EADDRINUSE'
+      ? `port ${port} on ${host} is already in use`
+      : `cannot listen on ${host}:${port}: ${cause.message}`)
+    this.name = 'ListenError'
+    this.host = host
+    this.port = port
+    this.reason = cause.code
+    this.cause = cause
   }
 }

@@ -1,16 +1,13 @@
 // The process entry point, and the only file that touches `process`: environment, signals,
-// exit codes. Everything else takes what it needs as arguments, so tests never exit.
-import type { AddressInfo } from 'node:net'
+// exit codes and the boot log lines. The service itself is wired in service.ts, which tests
+// and benchmarks share; everything takes what it needs as arguments, so tests never exit.
 import process from 'node:process'
 import { pino } from 'pino'
-import { buildApp } from './app.js'
-import { ChainClient } from './chain/client.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
-import { Drain } from './lifecycle/drain.js'
-import { httpDrainTarget } from './lifecycle/http-target.js'
+import { ConfigError, ListenError } from './errors.js'
 import { createLogger } from './logger.js'
-import { Readiness } from './readiness.js'
+import { startService, type Service } from './service.js'
 
 // Synchronous writes keep the log in order up to the last line before process.exit; pino's
 // asynchronous default can let its exit-time flush overtake a write still in progress, and
@@ -53,30 +50,18 @@ async function main (): Promise<void> {
     chainConcurrency: config.chainConcurrency
   }, 'starting')
 
-  const chain = new ChainClient({ baseUrl: config.chainRestUrl, timeoutMs: config.chainTimeoutMs, concurrency: config.chainConcurrency })
-  const readiness = new Readiness(chain)
-  const app = await buildApp({ config, chain, readiness, logger: log })
-
+  let service: Service
   try {
-    await app.listen({ port: config.port, host: config.host })
+    service = await startService({ config, logger: log })
   } catch (err) {
-    const { code, message } = err as NodeJS.ErrnoException
-    const why = code === 'EADDRINUSE'
-      ? `port ${config.port} on ${config.host} is already in use`
-      : `cannot listen on ${config.host}:${config.port}: ${message}`
-    log.fatal({ code, port: config.port, host: config.host }, why)
+    /* c8 ignore next */ // only listening can fail here; anything else is a bug worth a stack
+    if (!(err instanceof ListenError)) throw err
+    log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
     process.exit(1)
   }
-  // Always a TCP address here (host + port), so the port is there; with port 0 it is the one bound.
-  const { port } = app.server.address() as AddressInfo
+  const { drain, port } = service
   log.info({ port, host: config.host, bootMs: Math.round(performance.now() - startedAt) }, 'listening')
 
-  const drain = new Drain({
-    announceMs: config.drainAnnounceMs,
-    budgetMs: config.shutdownBudgetMs,
-    target: httpDrainTarget({ app, readiness, chain }),
-    log
-  })
   onSignal = (name) => drain.signal(name)
   for (const name of early) drain.signal(name)
 

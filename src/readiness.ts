@@ -1,3 +1,4 @@
+import { NODE_INFO_PATH } from './chain/client.js'
 import { ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
 
@@ -21,7 +22,8 @@ export interface ReadinessOptions {
   readonly now?: () => number
 }
 
-export const PROBE_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
+/** What the probe reads: a cheap query any healthy node answers. */
+export const PROBE_PATH = NODE_INFO_PATH
 
 const READY: ReadinessAnswer = { status: 'ready' }
 const DRAINING: ReadinessAnswer = { status: 'not ready', reason: 'draining' }

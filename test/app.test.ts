@@ -42,6 +42,17 @@ t.test('a well-formed X-Request-Id follows the request into the log; anything el
   t.match(ids[1], /^r[0-9a-z]+$/)
 })
 
+t.test('each app numbers its own requests: two apps in one process do not share a sequence', async (t) => {
+  const first = await buildTestApp(t)
+  const second = await buildTestApp(t)
+  await first.app.inject('/v1/status')
+  await first.app.inject('/v1/status')
+  await second.app.inject('/v1/status')
+  const ids = (logs: Array<Record<string, unknown>>) => logs.filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  t.same(ids(first.logs), ['r1', 'r2'])
+  t.same(ids(second.logs), ['r1'], 'the second app starts at r1 too')
+})
+
 t.test('unknown routes and methods answer 404 in the envelope', async (t) => {
   const { app } = await buildTestApp(t)
   for (const url of ['/v2/status', '/v1/nope', '/v1/verify-proof']) {

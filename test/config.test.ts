@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { CONFIG_DEFAULTS, ConfigError, loadConfig, type ConfigKey } from '../src/config.js'
+import { CONFIG_DEFAULTS, loadConfig, type ConfigKey } from '../src/config.js'
+import { ConfigError } from '../src/errors.js'
 
 const base = { CHAIN_REST_URL: 'http://node:1317' }
 

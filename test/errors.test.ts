@@ -1,5 +1,9 @@
 import t from 'tap'
-import { badRequest, ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, GrpcCode, HttpError, notFound } from '../src/errors.js'
+import * as errors from '../src/errors.js'
+import {
+  badRequest, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, ConfigError,
+  GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
+} from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
   const error = new HttpError(418, 'short and stout', { 'x-a': 'b' })
@@ -29,4 +33,36 @@ t.test('transport failures have fixed client messages; the detail is the cause',
   t.match(refused.cause, { message: /ECONNREFUSED/ })
   t.match(new ChainTimeoutError(250), { statusCode: 504, message: 'chain query timed out', cause: 'no answer within 250ms' })
   t.match(new ChainBusyError(), { statusCode: 503, headers: { 'retry-after': '1' } })
+})
+
+t.test('every error class in the catalog has its own stable code', async (t) => {
+  const status = new ChainStatusError(13, 'internal')
+  const expected: Array<[Error & { code: string }, string]> = [
+    [new HttpError(400, 'x'), 'EDGE_ERR_HTTP'],
+    [status, 'EDGE_ERR_CHAIN_STATUS'],
+    [new ChainQueryError('failed', status), 'EDGE_ERR_CHAIN_QUERY'],
+    [new ChainUnavailableError('down'), 'EDGE_ERR_CHAIN_UNAVAILABLE'],
+    [new ChainTimeoutError(1), 'EDGE_ERR_CHAIN_TIMEOUT'],
+    [new ChainBusyError(), 'EDGE_ERR_CHAIN_BUSY'],
+    [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
+    [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
+  ]
+  for (const [error, code] of expected) t.equal(error.code, code, error.name)
+  const classes = Object.values(errors).filter((value) => typeof value === 'function' && value.prototype instanceof Error)
+  t.equal(classes.length, expected.length, 'every exported class is listed here')
+})
+
+t.test('ConfigError names the variable', async (t) => {
+  t.match(new ConfigError('EDGE_API_PORT', 'EDGE_API_PORT="x" is invalid'), { name: 'ConfigError', variable: 'EDGE_API_PORT', message: 'EDGE_API_PORT="x" is invalid' })
+})
+
+t.test("legacyChainQuery answers a gateway error with the route's own 500; transport failures pass", async (t) => {
+  t.equal(await legacyChainQuery(Promise.resolve(7), () => 'unused'), 7)
+  const status = new ChainStatusError(GrpcCode.NotFound, 'key not found')
+  const error = await legacyChainQuery(Promise.reject(status), (err) => `Failed to query x: ${err.message}`).catch((err: unknown) => err)
+  t.ok(error instanceof ChainQueryError)
+  t.match(error, { statusCode: 500, message: 'Failed to query x: key not found', grpcCode: GrpcCode.NotFound, name: 'ChainQueryError' })
+  t.equal((error as ChainQueryError).cause, status, 'the chain error is the cause, for the log')
+  const down = new ChainUnavailableError('refused')
+  await t.rejects(legacyChainQuery(Promise.reject(down), () => 'unused'), down)
 })

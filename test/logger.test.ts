@@ -1,10 +1,10 @@
 import t from 'tap'
 import { createLogger } from '../src/logger.js'
-import { logSink } from './fixtures/app.js'
+import { LogLines } from './fixtures/log-lines.js'
 
 t.test('writes pino JSON lines with the level, service and an ISO time; redacts credentials', async (t) => {
-  const lines: Array<Record<string, unknown>> = []
-  const log = createLogger('info', logSink(lines))
+  const { lines, stream } = new LogLines()
+  const log = createLogger('info', stream)
   log.debug('not written at info')
   log.info({ req: { headers: { authorization: 'Bearer secret', cookie: 'a=b', host: 'x' } } }, 'hello')
   await new Promise((resolve) => setImmediate(resolve))

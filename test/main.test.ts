@@ -56,7 +56,7 @@ t.test('a SIGTERM that arrives while booting is held for the drain, not a kill',
   const sentAt = Date.now()
   const { code, signal } = await main.exited
   // Building the app takes hundreds of milliseconds after "starting": the signal was in first.
-  t.ok(sentAt < Date.parse((await main.waitFor('listening')).time), 'the signal arrived before the app was listening')
+  t.ok(sentAt < Date.parse((await main.waitFor('listening')).time as string), 'the signal arrived before the app was listening')
   t.same({ code, signal }, { code: 0, signal: null }, 'a clean exit, not death by signal')
   const steps = main.lines.map((l) => l.msg).filter((m) => DRAIN_STEPS.includes(m))
   t.same(steps, ['starting', 'listening', 'shutdown signal', 'listener closed', 'drained', 'exit'])

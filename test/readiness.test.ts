@@ -1,8 +1,7 @@
 import t from 'tap'
-import { ChainClient } from '../src/chain/client.js'
 import { ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../src/errors.js'
 import { PROBE_PATH, Readiness, type ChainProber } from '../src/readiness.js'
-import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { startChain } from './fixtures/chain.js'
 
 /** A prober whose answers the test settles by hand, counting every probe. */
 function manualProber () {
@@ -110,12 +109,7 @@ t.test('a drain that starts during a successful probe still answers draining', a
 })
 
 t.test('a hanging chain is answered at ~2 s, then from the cache in < 100 ms', async (t) => {
-  const sim = await startChainSimulator()
-  const chain = new ChainClient({ baseUrl: sim.url, timeoutMs: 30_000, concurrency: 4 })
-  t.teardown(async () => {
-    await sim.close()
-    await chain.close()
-  })
+  const { sim, chain } = await startChain(t, { timeoutMs: 30_000 })
   sim.hang(PROBE_PATH)
   const readiness = new Readiness(chain)
   let start = performance.now()

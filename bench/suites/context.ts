@@ -15,4 +15,4 @@ export interface Context {
 }
 
 export const PARTICIPANT_PATH = '/productscience/inference/inference/inference_participant/'
-export const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
+export { NODE_INFO_PATH } from '../../src/chain/client.js'

@@ -1,5 +1,5 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire'
-import { int64 as exact, type Int64Value } from '../proto-json.js'
+import { exactInteger, type Int64Value } from './proto-json.js'
 
 // inference.inference.ActiveParticipants as the chain stores it. The REST gateway has no
 // query that returns it with a proof, so edge-api reads the raw store value with an ABCI
@@ -166,16 +166,16 @@ function string (r: BinaryReader, type: WireType, field: number): string {
   return r.string()
 }
 
-// BinaryReader gives a bigint (a decimal string where BigInt is missing); proto-json's
-// int64() turns either into a number, or a bigint beyond 2^53.
+// BinaryReader gives a bigint (a decimal string where BigInt is missing); BigInt() takes
+// either, and exactInteger makes it a number, or a bigint beyond 2^53.
 function int64 (r: BinaryReader, type: WireType, field: number): Int64Value {
   expect(type, WireType.Varint, field)
-  return exact(String(r.int64()))
+  return exactInteger(BigInt(r.int64()))
 }
 
 function uint64 (r: BinaryReader, type: WireType, field: number): Int64Value {
   expect(type, WireType.Varint, field)
-  return exact(String(r.uint64()))
+  return exactInteger(BigInt(r.uint64()))
 }
 
 /** A repeated bool arrives packed (proto3's default) or one value at a time; both are valid. */

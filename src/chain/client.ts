@@ -4,6 +4,9 @@ import { ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableEr
 
 export type Query = Readonly<Record<string, string | undefined>>
 
+/** The node's identity and versions: what readiness probes and /v1/versions reports. */
+export const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
+
 export interface ChainClientOptions {
   /** Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317. */
   readonly baseUrl: string

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { DrainTarget } from './drain.js'
 
@@ -9,9 +8,8 @@ export interface HttpTargetParts {
   readonly chain: { abortAll (): void }
 }
 
-// Fastify closes the listener a few event-loop turns after close() is called (after its
-// preClose hooks); this bounds the wait for a listener that a stuck hook keeps open.
-const MAX_TURNS_TO_CLOSE = 1000
+// How often the listener is looked at while Fastify closes it (see listenerClosed below).
+const LISTENER_POLL_MS = 1
 
 /** The drain target for a real Fastify server: readiness latch, graceful close, forced close. */
 export function httpDrainTarget ({ app, readiness, chain }: HttpTargetParts): DrainTarget {
@@ -23,10 +21,7 @@ export function httpDrainTarget ({ app, readiness, chain }: HttpTargetParts): Dr
       // Sockets that finish a response later close at once thanks to the Connection: close
       // hook (app.ts), so this does not wait for keepAliveTimeout (fastify/fastify#7044).
       const finished = app.close()
-      const listenerClosed = (async () => {
-        for (let turn = 0; turn < MAX_TURNS_TO_CLOSE && app.server.listening; turn++) await nextTurn()
-      })()
-      return { listenerClosed, finished }
+      return { listenerClosed: listenerClosed(app.server, finished), finished }
     },
     forceClose: () => {
       // Aborting the chain requests first makes their handlers answer 503 at once; the
@@ -35,4 +30,31 @@ export function httpDrainTarget ({ app, readiness, chain }: HttpTargetParts): Dr
       app.server.closeAllConnections()
     }
   }
+}
+
+/**
+ * Resolves once `server` no longer listens. Fastify stops the listener a few event-loop turns
+ * after close() (after its preClose hooks) and announces it with no event (the server's own
+ * 'close' waits for every connection), so it is watched. Close finishing means the listener is
+ * gone; close failing rejects, so the drain never logs a closed listener that is not. A hook
+ * that never lets the listener close is the drain's budget's business, not this wait's.
+ */
+function listenerClosed (server: Pick<FastifyInstance['server'], 'listening'>, finished: Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined
+    const done = (): void => {
+      clearTimeout(timer)
+      resolve()
+    }
+    finished.then(done, (err: unknown) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    const check = (): void => {
+      if (!server.listening) done()
+      // Unref'd: waiting for the listener never keeps a process alive by itself.
+      else timer = setTimeout(check, LISTENER_POLL_MS).unref()
+    }
+    check()
+  })
 }

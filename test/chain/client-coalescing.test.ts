@@ -1,34 +1,18 @@
 import type { AddressInfo } from 'node:net'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { request } from 'undici'
-import { ChainClient, type ChainClientOptions } from '../../src/chain/client.js'
 import { ChainStatusError } from '../../src/errors.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChain } from '../fixtures/chain.js'
+import { until } from '../fixtures/wait.js'
 import { PARTICIPANTS, SECOND_PAGE_KEY } from '../fixtures/chain-simulator/data/participants.js'
 
 const ONE = '/productscience/inference/inference/inference_participant/'
 const LIST = '/productscience/inference/inference/participants_with_balances'
 const ACCOUNT = ONE + PARTICIPANTS[1].address
 
-async function setup (t: Test, options: Partial<ChainClientOptions> = {}) {
-  const sim = await startChainSimulator()
-  const client = new ChainClient({ baseUrl: sim.url, timeoutMs: 5000, concurrency: 64, ...options })
-  t.teardown(async () => {
-    await client.close()
-    await sim.close()
-  })
-  return { sim, client }
-}
-
-/** Polls a condition that has no event of its own (a request arriving at another process' handler). */
-async function until (condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5))
-  if (!condition()) throw new Error('condition not reached within 5 s')
-}
-
 t.test('1000 concurrent identical reads make one chain request and share one parsed result', async (t) => {
-  const { sim, client } = await setup(t)
+  const { sim, chain: client } = await startChain(t)
   // The answer takes a while, so every read starts while the first one is in flight.
   sim.latency(50)
   const results = await Promise.all(Array.from({ length: 1000 }, () => client.get(ACCOUNT)))
@@ -47,7 +31,7 @@ t.test('1000 concurrent identical client requests through the app make one chain
 })
 
 t.test('reads that differ only in their query string are never coalesced', async (t) => {
-  const { sim, client } = await setup(t)
+  const { sim, chain: client } = await startChain(t)
   sim.latency(50)
   const [first, second, plain, again] = await Promise.all([
     client.get(LIST, { 'pagination.limit': '1000' }),
@@ -68,7 +52,7 @@ t.test('reads that differ only in their query string are never coalesced', async
 })
 
 t.test('different paths are never coalesced', async (t) => {
-  const { sim, client } = await setup(t)
+  const { sim, chain: client } = await startChain(t)
   sim.latency(20)
   const answers = await Promise.all(PARTICIPANTS.map((p) => client.get(ONE + p.address))) as Array<{ balance: string }>
   t.equal(sim.count(ONE), PARTICIPANTS.length)
@@ -76,13 +60,13 @@ t.test('different paths are never coalesced', async (t) => {
 })
 
 t.test('a finished read is not reused: coalescing shares in-flight requests only, it is no cache', async (t) => {
-  const { sim, client } = await setup(t)
+  const { sim, chain: client } = await startChain(t)
   for (let i = 0; i < 3; i++) await client.get(ACCOUNT)
   t.equal(sim.count(), 3)
 })
 
 t.test('a failure is shared only by the reads in flight with it, never handed to a later read', async (t) => {
-  const { sim, client } = await setup(t)
+  const { sim, chain: client } = await startChain(t)
   sim.latency(20)
   sim.fail(ONE, 14, 'node is syncing')
   const failed = await Promise.allSettled(Array.from({ length: 5 }, () => client.get(ACCOUNT)))
@@ -94,7 +78,7 @@ t.test('a failure is shared only by the reads in flight with it, never handed to
 })
 
 t.test('a read shed by the full queue does not fail the identical read that is already in flight', async (t) => {
-  const { sim, client } = await setup(t, { concurrency: 1, queueLimit: 1 })
+  const { sim, chain: client } = await startChain(t, { concurrency: 1, queueLimit: 1 })
   sim.latency(50)
   const inFlight = client.get(ACCOUNT)
   // Fills the one queue place (or is shed itself); either way the next other read is shed.
@@ -118,7 +102,7 @@ t.test('a client that hangs up does not abort the chain request another client s
   const leaving = request(url, { signal: controller.signal })
   const staying = request(url)
   // Both requests must be in the handler, sharing the one chain request, before one leaves.
-  await until(() => logs.filter((line) => line.msg === 'incoming request').length === 2 && sim.count(ONE) === 1)
+  await until(() => logs.filter((line) => line.msg === 'incoming request').length === 2 && sim.count(ONE) === 1, 'both requests in and one chain request')
   controller.abort()
   await t.rejects(leaving, { name: 'AbortError' })
   const res = await staying
@@ -128,7 +112,7 @@ t.test('a client that hangs up does not abort the chain request another client s
 })
 
 t.test('with coalescing off, N concurrent identical reads make N chain requests', async (t) => {
-  const { sim, client } = await setup(t, { coalesce: false })
+  const { sim, chain: client } = await startChain(t, { coalesce: false })
   sim.latency(20)
   const results = await Promise.all(Array.from({ length: 50 }, () => client.get(ACCOUNT)))
   t.equal(sim.count(), 50)

@@ -1,29 +1,21 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { ChainClient, chainPath } from '../../src/chain/client.js'
 import { ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChain } from '../fixtures/chain.js'
+import { until } from '../fixtures/wait.js'
 import { NODE_INFO } from '../fixtures/chain-simulator/data/node.js'
 
 const NODE = '/cosmos/base/tendermint/v1beta1/node_info'
 
-async function setup (t: Test, options: Partial<ConstructorParameters<typeof ChainClient>[0]> = {}) {
-  const sim = await startChainSimulator()
-  const client = new ChainClient({ baseUrl: sim.url, timeoutMs: 2000, concurrency: 4, ...options })
-  t.teardown(async () => {
-    await client.close()
-    await sim.close()
-  })
-  return { sim, client }
-}
-
 t.test('GET returns the parsed JSON of a 2xx answer', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   t.same(await client.get(NODE), NODE_INFO)
   t.same(sim.requests, [NODE])
 })
 
 t.test('query values are encoded; undefined ones are left out', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   await client.get('/productscience/inference/inference/participants_with_balances', { 'pagination.key': 'a+b/c=', skip: undefined })
   t.same(sim.requests, ['/productscience/inference/inference/participants_with_balances?pagination.key=a%2Bb%2Fc%3D'])
 })
@@ -37,7 +29,7 @@ t.test('a base URL path prefix is kept', async (t) => {
 })
 
 t.test('a gateway error body becomes a ChainStatusError with the mapped HTTP status', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   const cases: Array<[number, number]> = [[5, 404], [3, 400], [16, 401], [7, 403], [8, 429], [14, 503], [13, 500], [2, 500]]
   for (const [grpc, http] of cases) {
     sim.clearFaults()
@@ -51,7 +43,7 @@ t.test('a gateway error body becomes a ChainStatusError with the mapped HTTP sta
 })
 
 t.test('a non-2xx answer that is not the gateway speaking means the chain is unavailable', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   sim.raw(NODE, 502, '<html>Bad Gateway</html>')
   const error = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
   t.ok(error instanceof ChainUnavailableError)
@@ -61,13 +53,13 @@ t.test('a non-2xx answer that is not the gateway speaking means the chain is una
 })
 
 t.test('a 2xx answer that is not JSON is an internal error, not a client one', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   sim.raw(NODE, 200, 'not json')
   await t.rejects(client.get(NODE), SyntaxError)
 })
 
 t.test('a refused connection is ChainUnavailableError', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   await sim.refuse()
   const error = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
   t.ok(error instanceof ChainUnavailableError)
@@ -75,7 +67,7 @@ t.test('a refused connection is ChainUnavailableError', async (t) => {
 })
 
 t.test('a chain that does not answer in time is ChainTimeoutError, and its socket is freed', async (t) => {
-  const { client, sim } = await setup(t, { timeoutMs: 100 })
+  const { chain: client, sim } = await startChain(t, { timeoutMs: 100 })
   sim.hang(NODE)
   const started = Date.now()
   const error = await client.get(NODE).catch((err: unknown) => err) as ChainTimeoutError
@@ -87,10 +79,10 @@ t.test('a chain that does not answer in time is ChainTimeoutError, and its socke
 })
 
 t.test('abortAll ends every request in flight with ChainUnavailableError', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   sim.hang(NODE)
   const pending = [client.get(NODE), client.get(`${NODE}?x`), client.probe(NODE, 5000)]
-  while (sim.count(NODE) < 3) await new Promise((resolve) => setTimeout(resolve, 5))
+  await until(() => sim.count(NODE) === 3, 'three requests on the chain')
   t.equal(client.inFlight, 3)
   client.abortAll()
   const results = await Promise.allSettled(pending)
@@ -102,7 +94,7 @@ t.test('abortAll ends every request in flight with ChainUnavailableError', async
 })
 
 t.test('concurrency is bounded and the wait queue too: beyond it, ChainBusyError with Retry-After', async (t) => {
-  const { client, sim } = await setup(t, { concurrency: 2, queueLimit: 3, coalesce: false })
+  const { chain: client, sim } = await startChain(t, { concurrency: 2, queueLimit: 3, coalesce: false })
   sim.latency(150, NODE)
   const accepted = Array.from({ length: 5 }, () => client.get(NODE))
   const shed = await client.get(NODE).catch((err: unknown) => err) as ChainBusyError
@@ -116,7 +108,7 @@ t.test('concurrency is bounded and the wait queue too: beyond it, ChainBusyError
 })
 
 t.test('queueLimit 0 means no waiting: free slots are used, the next one is shed', async (t) => {
-  const { client, sim } = await setup(t, { concurrency: 2, queueLimit: 0, coalesce: false })
+  const { chain: client, sim } = await startChain(t, { concurrency: 2, queueLimit: 0, coalesce: false })
   sim.latency(100, NODE)
   const both = [client.get(NODE), client.get(NODE)]
   await t.rejects(client.get(NODE), ChainBusyError)
@@ -125,7 +117,7 @@ t.test('queueLimit 0 means no waiting: free slots are used, the next one is shed
 })
 
 t.test('probe bypasses the limiter and coalescing, under its own budget', async (t) => {
-  const { client, sim } = await setup(t, { concurrency: 1 })
+  const { chain: client, sim } = await startChain(t, { concurrency: 1 })
   sim.hang('/productscience')
   const blocked = client.get('/productscience/inference/inference/epoch_info').catch(() => undefined)
   t.same(await client.probe(NODE, 1000), NODE_INFO, 'answered while the only slot is taken')
@@ -135,7 +127,7 @@ t.test('probe bypasses the limiter and coalescing, under its own budget', async 
 })
 
 t.test('identical concurrent reads share one request unless coalescing is off', async (t) => {
-  const { client, sim } = await setup(t)
+  const { chain: client, sim } = await startChain(t)
   sim.latency(50, NODE)
   const [a, b] = await Promise.all([client.get(NODE), client.get(NODE)])
   t.equal(a, b, 'one parsed result, shared')

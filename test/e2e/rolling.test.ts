@@ -10,6 +10,7 @@ import { requireTool } from '../fixtures/deploy/tools.js'
 import { Router } from '../fixtures/e2e/haproxy.js'
 import { Load, type LoadTotals } from '../fixtures/e2e/load.js'
 import { DIST_MAIN, Replica, freePorts } from '../fixtures/e2e/replica.js'
+import { until } from '../fixtures/wait.js'
 
 // SPEC §7, first quality bar: every replica behind a real HAProxy, rendered from the deployed
 // template, replaced one after another by SIGTERM under continuous load, loses nothing.
@@ -81,11 +82,10 @@ async function startStack (t: Test, announce: string): Promise<Stack> {
   stack.router = new Router(replicas.map((r) => `127.0.0.1:${r.port}`), routerPort, metricsPort)
   // HAProxy before 3.1 (no init-state) starts servers UP; wait until each has also passed a
   // check. Polling the runtime API: there is no event for "already UP at start".
-  for (let i = 0; i < 100; i++) {
+  await until(async () => {
     const status = await stack.router.serverStatus().catch(() => new Map<string, string>())
-    if (status.size === 3 && [...status.values()].every((s) => s === 'UP')) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+    return status.size === 3 && [...status.values()].every((s) => s === 'UP')
+  }, 'every server UP in HAProxy', { intervalMs: 100 })
   return stack
 }
 
@@ -198,7 +198,7 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   const down = await router.waitFor(serverName(holder), 'DOWN', killed)
   const slowResult = await slow
   // HAProxy writes the access-log line as the stream ends, a moment after the client has its answer.
-  for (let i = 0; i < 100 && !router.retried.some((line) => line.includes(SLOW_PATH)); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await until(() => router.retried.some((line) => line.includes(SLOW_PATH)), 'the replay in the router log', { timeoutMs: 5000, intervalMs: 50 })
   const replayed = router.retried.filter((line) => line.includes(SLOW_PATH))
   // What the router hides: its policy replays an idempotent GET that got no answer
   // (retry-on empty-response, redispatched), so the slow request is lost on the killed
@@ -213,7 +213,7 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   const rest = replicas.filter((_r, i) => i !== holder)
   for (const r of rest) r.signal('SIGKILL')
   await Promise.all(rest.map(async (r) => r.exited))
-  for (let i = 0; i < 100 && load.failures < 10; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  await until(() => load.failures >= 10, 'the client to count failures', { intervalMs: 100 })
   const totals = await load.stop()
 
   report(t, 'counter-test', totals, stack)

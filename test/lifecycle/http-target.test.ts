@@ -1,10 +1,12 @@
 import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { Client } from 'undici'
 import { httpDrainTarget } from '../../src/lifecycle/http-target.js'
 import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
+import { until } from '../fixtures/wait.js'
 
 const ONE = '/productscience/inference/inference/inference_participant/'
 const ADDRESS = PARTICIPANTS[1].address
@@ -32,15 +34,6 @@ async function getV1 (client: Client, path: string) {
     if (res.status !== 503 || res.headers['retry-after'] === undefined || attempt === 50) return res
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-}
-
-/** Waits (bounded) until `predicate` holds; for conditions that have no event of their own. */
-async function until (predicate: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (predicate()) return
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 /** Resolves with the error code of a fresh TCP connection attempt, or 'connected'. */
@@ -154,17 +147,45 @@ t.test('a second signal during the shutdown forces the close at once', async (t)
   t.equal(await stuck, 'SocketError')
 })
 
-t.test('the wait for the listener to close is bounded', async (t) => {
-  let closed = false
+t.test('listenerClosed resolves only once the listener has really closed', async (t) => {
+  const server = { listening: true, closeAllConnections: () => {} }
+  let closeApp!: () => void
   const target = httpDrainTarget({
-    app: { close: async () => {}, server: { listening: true, closeAllConnections: () => { closed = true } } } as never,
+    app: { close: () => new Promise<void>((resolve) => { closeApp = resolve }), server } as never,
     readiness: { beginDrain: () => {} },
     chain: { abortAll: () => {} }
   })
   const { listenerClosed, finished } = target.close()
+  let closed = false
+  const settled = listenerClosed.then(() => { closed = true })
+  await delay(50)
+  t.notOk(closed, 'still pending while the server listens, however many turns pass')
+  server.listening = false
+  await settled
+  t.ok(closed, 'resolved once the server stopped listening')
+  closeApp()
   await finished
-  await listenerClosed
-  t.pass('a listener that never reports closed does not hold the drain forever')
-  target.forceClose()
-  t.ok(closed)
+})
+
+t.test('close() finishing means the listener is closed; close() failing rejects the wait', async (t) => {
+  const listening = { listening: true, closeAllConnections: () => {} }
+  const finishedFirst = httpDrainTarget({
+    app: { close: async () => {}, server: listening } as never,
+    readiness: { beginDrain: () => {} },
+    chain: { abortAll: () => {} }
+  }).close()
+  await finishedFirst.listenerClosed
+  t.pass('resolved by close() finishing')
+
+  let closed = false
+  const failing = httpDrainTarget({
+    app: { close: async () => { throw new Error('preClose hook failed') }, server: listening } as never,
+    readiness: { beginDrain: () => {} },
+    chain: { abortAll: () => { closed = true } }
+  })
+  const { listenerClosed, finished } = failing.close()
+  await t.rejects(listenerClosed, { message: 'preClose hook failed' }, 'never reported closed when it is not')
+  await t.rejects(finished)
+  failing.forceClose()
+  t.ok(closed, 'forceClose aborts the chain requests')
 })

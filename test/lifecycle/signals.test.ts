@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain, type MainProcess } from '../fixtures/main-process.js'
+import { until } from '../fixtures/wait.js'
 
 // Real signals to a real child process (src/main.ts): escalation and the budget.
 t.setTimeout(240_000)
@@ -29,7 +30,7 @@ async function hangingRequest (sim: ChainSimulator, origin: string): Promise<{ r
     }
     return 'shed'
   })().catch((err: Error) => err.name)
-  for (let i = 0; i < 2000 && sim.count(ONE) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  await until(() => sim.count(ONE) > 0, 'the request to reach the chain')
   // Wrapped: an async function returning the promise itself would wait for it to settle.
   return { result: pending }
 }
@@ -77,6 +78,6 @@ t.test('budget expiry with a request that never finishes: SIGINT → exit 1 at t
   t.match(signal, { signal: 'SIGINT' })
   const afterSignal = Date.parse(forced.time as string) - Date.parse(signal.time as string)
   t.ok(afterSignal >= 999 && afterSignal < 1500, `forced ${afterSignal} ms after the signal (budget 1s), not later`)
-  t.ok(Date.parse(closed.time) <= Date.parse(forced.time as string), 'the listener had closed before')
+  t.ok(Date.parse(closed.time as string) <= Date.parse(forced.time as string), 'the listener had closed before')
   t.not(await hanging.result, '200')
 })

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static } from 'typebox'
-import { g1Uncompressed128, g2Uncompressed256 } from '../../bls-points.js'
+import { Type } from 'typebox'
+import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
-import { badRequest, ChainStatusError, GrpcCode, HttpError } from '../../errors.js'
-import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
+import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { fitsUint64, Nullable, UINT64_RULE, Uint64Param, withChainErrors } from './schemas.js'
 
 // The BLS module (inference.bls): DKG data per epoch and threshold signing requests, answered
@@ -140,9 +140,9 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       const { id } = request.params
       // Uint64Param's own rule, so an overflowing id reads like any other malformed one.
       if (!fitsUint64(id)) throw badRequest(`invalid path parameter id: ${UINT64_RULE}`)
-      const answer = await query(() => chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), 'BLS epoch data') as GatewayEpoch | null
+      const answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
-      const epochData = fromProtoJson(EpochBLSData, raw) as Static<typeof EpochBLSData>
+      const epochData = fromProtoJson(EpochBLSData, raw) ?? {}
       return {
         epoch_data: { ...epochData, participants: epochData.participants ?? null },
         group_public_key_uncompressed_256: uncompressed(raw.group_public_key, g2Uncompressed256),
@@ -163,14 +163,14 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
     const requestId = base64UrlPadded(Buffer.from(request.params.request_id, 'hex'))
     let answer: GatewaySigning | null
     try {
-      answer = await query(() => chain.get(chainPath`/productscience/inference/bls/signing_status/${requestId}`), 'BLS signature data') as GatewaySigning | null
+      answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/signing_status/${requestId}`), failedToQuery('BLS signature data')) as GatewaySigning | null
     } catch (err) {
       // Clients poll until the request exists: not found is an answer, not an error.
-      if (err instanceof NotFoundOnChain) return { signing_request: null }
+      if (err instanceof ChainQueryError && err.grpcCode === GrpcCode.NotFound) return { signing_request: null }
       throw err
     }
     const raw: GatewaySigningRequest = answer?.signing_request ?? {}
-    const signingRequest = fromProtoJson(ThresholdSigningRequest, raw) as Static<typeof ThresholdSigningRequest>
+    const signingRequest = fromProtoJson(ThresholdSigningRequest, raw) ?? {}
     const completed = signingRequest.status === SigningStatus.THRESHOLD_SIGNING_STATUS_COMPLETED
     return {
       signing_request: { ...signingRequest, partial_signatures: signingRequest.partial_signatures ?? null },
@@ -179,22 +179,9 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
   })
 }
 
-/** The chain answered NotFound; kept apart so the signature route can answer 200 null. */
-class NotFoundOnChain extends HttpError {}
-
-/**
- * Runs a chain query the way the Go handlers did: a gateway error becomes 500 with the
- * chain's message after `what` (NotFound is marked for the caller); transport failures
- * keep their own 503/504.
- */
-async function query (run: () => Promise<unknown>, what: string): Promise<unknown> {
-  try {
-    return await run()
-  } catch (err) {
-    if (!(err instanceof ChainStatusError)) throw err
-    const message = `Failed to query ${what}: ${err.message}`
-    throw err.grpcCode === GrpcCode.NotFound ? new NotFoundOnChain(500, message) : new HttpError(500, message)
-  }
+/** The Go handlers' 500 for any gateway error: the chain's message after what was queried. */
+function failedToQuery (what: string): (err: Error) => string {
+  return (err) => `Failed to query ${what}: ${err.message}`
 }
 
 /** A base64 field from the gateway, decoded and re-encoded by `encode`; null when absent or invalid. */

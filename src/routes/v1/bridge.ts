@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
-import { ChainStatusError, HttpError } from '../../errors.js'
+import { legacyChainQuery } from '../../errors.js'
 import { Nullable, withChainErrors } from './schemas.js'
 
 /** An external chain's name as the bridge registers it, e.g. "ethereum". */
@@ -29,15 +29,11 @@ export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
     }
   }, async (request) => {
     const name = request.query.chain
-    let answer: GatewayBridgeAddresses | null
-    try {
-      answer = await chain.get(chainPath`/productscience/inference/inference/bridge_addresses/${name}`) as GatewayBridgeAddresses | null
-    } catch (err) {
-      // The Go service answered every chain error with this 500. Transport failures keep
-      // their own 503/504, which say more to a client deciding whether to retry.
-      if (err instanceof ChainStatusError) throw new HttpError(500, `Failed to get addresses for chain '${name}': ${err.message}`)
-      throw err
-    }
+    // The Go service answered every chain gateway error with this 500.
+    const answer = await legacyChainQuery(
+      chain.get(chainPath`/productscience/inference/inference/bridge_addresses/${name}`),
+      (err) => `Failed to get addresses for chain '${name}': ${err.message}`
+    ) as GatewayBridgeAddresses | null
     const addresses = (answer?.addresses ?? []).map((entry) => entry?.address ?? '')
     return { chain_name: name, chain_id: name, addresses: addresses.length > 0 ? addresses : null }
   })

@@ -5,7 +5,7 @@ import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/act
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { validatorKeyAddress } from '../../chain/validator-address.js'
 import { badRequest, notFound } from '../../errors.js'
-import { Int64, int64, Uint64 } from '../../proto-json.js'
+import { Int64, int64, Uint64 } from '../../chain/proto-json.js'
 import { fitsUint64, Nullable, withChainErrors } from './schemas.js'
 
 const INVALID_EPOCH = 'Invalid epoch id'

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static, type TSchema } from 'typebox'
+import { Type } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../epoch-stages.js'
+import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
-import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../proto-json.js'
-import { withChainErrors } from './schemas.js'
+import { fromProtoJson, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { Decimal, withChainErrors } from './schemas.js'
 
 const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'
 
@@ -26,8 +26,6 @@ const EpochStages = Type.Object({
   poc_exchange_window: ExchangeWindow,
   poc_validation_exchange_window: ExchangeWindow
 })
-
-const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })
 
 // inference.inference.EpochParams (params.proto), as Go's encoding/json wrote it: numbers,
 // zero values left out. Only these, not the full Params: the legacy dapi shape.
@@ -112,16 +110,12 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       phase: currentPhase(ctx, blockHeight),
       epoch_stages: epochStages(ctx),
       next_epoch_stages: epochStages(nextEpochContext(ctx)),
-      epoch_params: legacy(EpochParamsBody, params),
+      epoch_params: fromProtoJson(EpochParamsBody, params) ?? {},
       is_confirmation_poc_active: info.is_confirmation_poc_active === true,
       // protojson writes an unset message as null; Go's pointer with omitempty left it out.
-      ...(event !== null && event !== undefined ? { active_confirmation_poc_event: legacy(ConfirmationPoCEvent, event) } : {})
+      ...(event !== null && event !== undefined ? { active_confirmation_poc_event: fromProtoJson(ConfirmationPoCEvent, event) } : {})
     }
   })
-}
-
-function legacy<T extends TSchema> (schema: T, value: unknown): Static<T> {
-  return fromProtoJson(schema, value) as Static<T>
 }
 
 function epochParams (p: Record<string, unknown>): EpochParams {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { fromProtoJson, Int32, Int64, int64, ProtoMessage, Uint64, type Int64Value } from '../../proto-json.js'
-import { currentEpochModels } from './epoch-models.js'
-import { Nullable, withChainErrors } from './schemas.js'
+import { exactInteger, fromProtoJson, Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { currentEpochModels } from '../../chain/epoch-models.js'
+import { Decimal, Nullable, withChainErrors } from './schemas.js'
 
 // Field order follows the Go service's ModelDescriptor; description and quantization are
 // part of its contract but were never set, so they are never emitted. fast-json-stringify
@@ -40,9 +40,6 @@ const Pricing = Type.Object({
   models: Type.Array(ModelPrice),
   dynamic_pricing_enabled: Type.Boolean({ description: 'always false: dynamic prices are not served here' })
 })
-
-/** inference.inference.Decimal: value × 10^exponent. */
-const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })
 
 /** inference.inference.Model as the Go service wrote it (encoding/json, omitempty). */
 const Model = ProtoMessage({
@@ -106,10 +103,10 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
     // The chain stores the price as an int64; the Go service reported it as uint64(price).
     const price = BigInt.asUintN(64, BigInt(unitOfComputePrice))
     return {
-      unit_of_compute_price: exact(price),
+      unit_of_compute_price: exactInteger(price),
       models: snapshots.map((m) => {
         const units = BigInt(int64(m.units_of_compute_per_token))
-        return { id: m.id ?? '', units_of_compute_per_token: exact(units), price_per_token: exact(units * price) }
+        return { id: m.id ?? '', units_of_compute_per_token: exactInteger(units), price_per_token: exactInteger(units * price) }
       }),
       dynamic_pricing_enabled: false
     }
@@ -138,9 +135,4 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
 function toModels (answer: unknown): ModelValue[] | null {
   const list = fromProtoJson(ModelArray, (answer as GatewayModelsAll | null)?.model) as ModelValue[] | undefined
   return list === undefined || list.length === 0 ? null : list
-}
-
-/** A bigint as the serializer's integer value: a plain number while it is exactly representable. */
-function exact (n: bigint): Int64Value {
-  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
 }

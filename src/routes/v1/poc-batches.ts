@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static } from 'typebox'
+import { Type } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
-import { ChainStatusError, badRequest, notFound } from '../../errors.js'
-import { fromProtoJson, Int64, ProtoMessage } from '../../proto-json.js'
+import { badRequest, legacyChainQuery, notFound } from '../../errors.js'
+import { fromProtoJson, Int64, ProtoMessage } from '../../chain/proto-json.js'
 import { withChainErrors } from './schemas.js'
 
 const INT64_MIN = -(2n ** 63n)
@@ -48,16 +48,12 @@ export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = asy
   }, async (request) => {
     const height = BigInt(request.params.epoch)
     if (height < INT64_MIN || height > INT64_MAX) throw badRequest(`invalid path parameter epoch: ${HEIGHT_RULE}`)
-    let answer: unknown
-    try {
-      answer = await chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`)
-    } catch (err) {
-      // The Go service returned the gRPC error unmapped, which Echo answered with a bare
-      // 500; chain transport failures keep their own 503/504.
-      if (err instanceof ChainStatusError) throw new Error('poc_batches_for_stage failed', { cause: err })
-      throw err
-    }
-    const body = fromProtoJson(PocBatchesResponse, answer) as Static<typeof PocBatchesResponse> | undefined
+    // The Go service returned the gRPC error unmapped, which Echo answered with a bare 500.
+    const answer = await legacyChainQuery(
+      chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`),
+      () => 'Internal Server Error'
+    )
+    const body = fromProtoJson(PocBatchesResponse, answer)
     if (body?.poc_batch === undefined) throw notFound(`PoC batches not found. epoch = ${height}`)
     return body
   })

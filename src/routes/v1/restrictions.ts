@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type, type Static, type TSchema } from 'typebox'
+import { Type } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { fromProtoJson, ProtoMessage, Uint64 } from '../../proto-json.js'
+import { fromProtoJson, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
 
 // The transfer-restrictions module (inference.restrictions), answered as the Go service did:
@@ -42,7 +42,7 @@ const ExemptionUsage = ProtoMessage({
 })
 
 // The repeated fields are non-nullable in gogoproto, so their JSON tags have no omitempty:
-// the key is always there, null when the list is empty (a nil slice after decoding).
+// the key is always there, first, and null when the list is empty (a nil slice after decoding).
 const ExemptionsResponse = Type.Object({
   exemptions: Nullable(Type.Array(EmergencyTransferExemption)),
   pagination: Type.Optional(PageResponse)
@@ -59,8 +59,6 @@ const ExemptionIdParam = Type.String({
   description: 'must be 1 to 128 letters, digits, ".", "_", ":" or "-"'
 })
 
-type Json = Record<string, unknown>
-
 export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
   app.get('/restrictions/status', {
     schema: {
@@ -69,7 +67,7 @@ export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
     }
   }, async () => {
     const answer = await chain.get(`${GATEWAY}/status`)
-    return (fromProtoJson(RestrictionStatus, answer) ?? {}) as Static<typeof RestrictionStatus>
+    return fromProtoJson(RestrictionStatus, answer) ?? {}
   })
 
   app.get('/restrictions/exemptions', {
@@ -78,7 +76,8 @@ export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
       response: withChainErrors(ExemptionsResponse)
     }
   }, async () => {
-    return legacyList(ExemptionsResponse, await chain.get(`${GATEWAY}/exemptions`), 'exemptions') as Static<typeof ExemptionsResponse>
+    const out = fromProtoJson(ExemptionsResponse, await chain.get(`${GATEWAY}/exemptions`))
+    return { exemptions: out?.exemptions ?? null, ...out }
   })
 
   app.get('/restrictions/exemptions/:id/usage/:account', {
@@ -92,12 +91,7 @@ export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
       exemption_id: request.params.id,
       account_address: request.params.account
     })
-    return legacyList(UsageResponse, answer, 'usage_entries') as Static<typeof UsageResponse>
+    const out = fromProtoJson(UsageResponse, answer)
+    return { usage_entries: out?.usage_entries ?? null, ...out }
   })
-}
-
-/** Converts a list answer; the `list` key is always present, null when the list is empty. */
-function legacyList (schema: TSchema, answer: unknown, list: string): Json {
-  const out = (fromProtoJson(schema, answer) ?? {}) as Json
-  return { [list]: out[list] ?? null, ...out }
 }

@@ -1,4 +1,5 @@
 import { Type, type TNull, type TSchema, type TUnion } from 'typebox'
+import { Int32, Int64, ProtoMessage } from '../../chain/proto-json.js'
 
 /** The error envelope of every /v1 route. */
 export const ErrorBody = Type.Object({ message: Type.String() })
@@ -44,3 +45,6 @@ export const AddressParam = Type.String({
 export function Nullable<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
   return { ...schema, nullable: true } as never
 }
+
+/** inference.inference.Decimal: value × 10^exponent (a threshold, a slot allocation). */
+export const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })

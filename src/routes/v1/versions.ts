@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { ChainClient } from '../../chain/client.js'
+import { NODE_INFO_PATH, type ChainClient } from '../../chain/client.js'
 import { ErrorBody } from './schemas.js'
 
-const NODE_INFO = '/cosmos/base/tendermint/v1beta1/node_info'
-
 // Read once at import: the running build's version cannot change under a live process.
-// src/routes/v1 and dist/routes/v1 are both three levels below the package root.
-const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const PACKAGE_VERSION = nearestPackageVersion(new URL('.', import.meta.url))
 
 const VersionInfo = Type.Object({
   application_name: Type.String(),
@@ -43,7 +40,7 @@ export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async
   }, async (request, reply) => {
     let answer: GatewayNodeInfo | null
     try {
-      answer = await chain.get(NODE_INFO) as GatewayNodeInfo | null
+      answer = await chain.get(NODE_INFO_PATH) as GatewayNodeInfo | null
     } catch (err) {
       request.log.warn({ err }, 'failed to get node info')
       return reply.code(500).send({ error: 'failed to get node info' })
@@ -55,4 +52,17 @@ export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async
       node_version: { application_name: node.name ?? '', version: node.version ?? '', commit: node.git_commit ?? '' }
     }
   })
+}
+
+/**
+ * The version in the nearest package.json at or above `dir`: edge-api's own, whether this
+ * module runs from src/ or dist/ and however deep it sits (no path counted in levels).
+ */
+function nearestPackageVersion (dir: URL): string {
+  const file = new URL('package.json', dir)
+  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
+  const parent = new URL('..', dir)
+  /* c8 ignore next */ // edge-api always runs inside its package
+  if (parent.href === dir.href) throw new Error('no package.json above the running module')
+  return nearestPackageVersion(parent)
 }

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TInteger, type TObject, type TProperties, type TUnsafe } from 'typebox'
+import { Type, type Static, type TSchema, type TInteger, type TObject, type TProperties, type TUnsafe } from 'typebox'
 
 // The chain's REST gateway speaks protojson: 64-bit integers as strings, enums as names.
 // Clients of the Go service got Go's encoding/json of the same messages instead: 64-bit
@@ -48,9 +48,11 @@ type Json = null | boolean | number | bigint | string | Json[] | { [key: string]
  * Converts a protojson value to the legacy shape that `schema` describes: integer fields
  * become numbers (bigint beyond 2^53, so 64-bit values stay exact), enum names become
  * their numbers, fields the schema does not list are dropped. Never mutates its input.
+ * Typed by the schema, so the value and the response schema cannot drift apart; undefined
+ * when the value is absent, null, or not of the schema's shape.
  */
-export function fromProtoJson (schema: TSchema, value: unknown, options: ConvertOptions = {}): Json | undefined {
-  return convert(schema as Schema, value, options.omitEmpty ?? true)
+export function fromProtoJson<T extends TSchema> (schema: T, value: unknown, options: ConvertOptions = {}): Static<T> | undefined {
+  return (convert(schema as Schema, value, options.omitEmpty ?? true) ?? undefined) as Static<T> | undefined
 }
 
 interface Schema {
@@ -97,7 +99,11 @@ function integer (schema: Schema, value: unknown): Int64Value | undefined {
   const names = schema[ENUM_KEY]
   if (names !== undefined && Object.hasOwn(names, value)) return names[value]
   if (!/^-?\d{1,20}$/.test(value)) return undefined
-  const n = BigInt(value)
+  return exactInteger(BigInt(value))
+}
+
+/** An integer as the serializer writes it exactly: a number while it is safe, a bigint beyond 2^53. */
+export function exactInteger (n: bigint): Int64Value {
   return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
 }
 

@@ -1,4 +1,4 @@
-import { int64, type Int64Value } from './proto-json.js'
+import { exactInteger, type Int64Value } from './proto-json.js'
 
 // The chain's epoch phase and stage maths, re-implemented from gonka-ai/gonka
 // inference-chain/x/inference/types: epoch_context.go (the newest version found: the one
@@ -117,27 +117,24 @@ export function epochStages (ctx: EpochContext): EpochStages {
   const validationEnd = at(ctx, endOfPoCValidationStage)
   const next = nextPoCStart(ctx)
   return {
-    epoch_index: exact(ctx.index),
-    poc_start: exact(pocStart),
-    poc_generation_wind_down: exact(at(ctx, pocWindDownStage)),
-    poc_generation_end: exact(at(ctx, endOfPoCStage)),
-    poc_validation_start: exact(validationStart),
-    poc_validation_wind_down: exact(at(ctx, pocValidationWindDownStage)),
-    poc_validation_end: exact(validationEnd),
-    set_new_validators: exact(at(ctx, setNewValidatorsStage)),
-    claim_money: exact(at(ctx, claimMoneyStage)),
+    epoch_index: exactInteger(ctx.index),
+    poc_start: exactInteger(pocStart),
+    poc_generation_wind_down: exactInteger(at(ctx, pocWindDownStage)),
+    poc_generation_end: exactInteger(at(ctx, endOfPoCStage)),
+    poc_validation_start: exactInteger(validationStart),
+    poc_validation_wind_down: exactInteger(at(ctx, pocValidationWindDownStage)),
+    poc_validation_end: exactInteger(validationEnd),
+    set_new_validators: exactInteger(at(ctx, setNewValidatorsStage)),
+    claim_money: exactInteger(at(ctx, claimMoneyStage)),
     // Not zeroed for epoch 0: the chain derives it from next_poc_start in every epoch.
-    inference_validation_cutoff: exact(i64(next - ctx.params.inferenceValidationCutoff)),
-    next_poc_start: exact(next),
+    inference_validation_cutoff: exactInteger(i64(next - ctx.params.inferenceValidationCutoff)),
+    next_poc_start: exactInteger(next),
     // Epoch 0 has no PoC, so no exchange windows either.
     poc_exchange_window: genesis
       ? { start: 0, end: 0 }
-      : { start: exact(i64(pocStart + 1n)), end: exact(at(ctx, pocExchangeDeadline)) },
+      : { start: exactInteger(i64(pocStart + 1n)), end: exactInteger(at(ctx, pocExchangeDeadline)) },
     poc_validation_exchange_window: genesis
       ? { start: 0, end: 0 }
-      : { start: exact(i64(validationStart + 1n)), end: exact(validationEnd) }
+      : { start: exactInteger(i64(validationStart + 1n)), end: exactInteger(validationEnd) }
   }
 }
-
-/** A number where that is exact, else the bigint (the serializer writes both exactly). */
-const exact = (n: bigint): Int64Value => int64(n.toString())

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { HttpError } from './errors.js'
+import { HttpError } from '../errors.js'
 
 const INTERNAL = 'Internal Server Error'
 
@@ -19,10 +19,6 @@ export function handleError (error: FastifyError | HttpError | Error, request: F
     // Fastify's own client errors: malformed JSON, bad content type, validation.
     request.log.info({ err: error }, 'bad request')
     return reply.code(statusCode).send({ message: error.message })
-  }
-  if (statusCode === 503) {
-    // Load shedding (@fastify/under-pressure): it has already set Retry-After.
-    return reply.code(503).send({ message: 'Service Unavailable' })
   }
   request.log.error({ err: error }, 'request failed unexpectedly')
   return reply.code(500).send({ message: INTERNAL })

@@ -1,27 +1,22 @@
-import { setTimeout as delay } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { pino, type Logger } from 'pino'
-import { ChainClient } from '../../../src/chain/client.js'
-import { currentEpochModels } from '../../../src/routes/v1/epoch-models.js'
-import { logSink } from '../../fixtures/app.js'
-import { startChainSimulator, type ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
+import type { ChainClient } from '../../src/chain/client.js'
+import { currentEpochModels } from '../../src/chain/epoch-models.js'
+import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChain } from '../fixtures/chain.js'
+import { LogLines, type LogLine } from '../fixtures/log-lines.js'
+import { until } from '../fixtures/wait.js'
 import {
   EPOCH_INDEX, MISSING_SUB_GROUP, MODELS, SNAPSHOTLESS_SUB_GROUP, SUB_GROUP_MODELS
-} from '../../fixtures/chain-simulator/data/models.js'
+} from '../fixtures/chain-simulator/data/models.js'
 
 const CURRENT = '/productscience/inference/inference/current_epoch_group_data'
 const SUB_GROUP = '/productscience/inference/inference/epoch_group_data/'
 
-async function setup (t: Test): Promise<{ sim: ChainSimulator, chain: ChainClient, lines: Array<Record<string, unknown>>, log: Logger }> {
-  const sim = await startChainSimulator()
-  const chain = new ChainClient({ baseUrl: sim.url, timeoutMs: 5000, concurrency: 8 })
-  const lines: Array<Record<string, unknown>> = []
-  const log = pino({ level: 'debug' }, logSink(lines))
-  t.teardown(async () => {
-    await chain.close()
-    await sim.close()
-  })
-  return { sim, chain, lines, log }
+async function setup (t: Test): Promise<{ sim: ChainSimulator, chain: ChainClient, lines: LogLine[], log: Logger }> {
+  const { sim, chain } = await startChain(t)
+  const { lines, stream } = new LogLines()
+  return { sim, chain, lines, log: pino({ level: 'debug' }, stream) }
 }
 
 t.test('reads the parent group, then every sub-group of its epoch, keeping those with a snapshot in order', async (t) => {
@@ -46,8 +41,8 @@ t.test('issues the sub-group queries concurrently', async (t) => {
   sim.hang(SUB_GROUP)
   const pending = currentEpochModels(chain, log)
   // Every sub-group request reaches the chain while none has been answered: they are in
-  // flight together. Bounded wait: 200 × 10 ms.
-  for (let i = 0; i < 200 && sim.count(SUB_GROUP) < SUB_GROUP_MODELS.length; i++) await delay(10)
+  // flight together.
+  await until(() => sim.count(SUB_GROUP) === SUB_GROUP_MODELS.length, 'every sub-group query in flight')
   t.equal(sim.count(SUB_GROUP), SUB_GROUP_MODELS.length, 'all sub-group queries in flight at once')
   sim.clearFaults() // the hung requests are cut off: each sub-group fails and is left out
   const result = await pending

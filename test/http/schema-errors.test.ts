@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifySchemaValidationError } from 'fastify'
-import { formatSchemaError } from '../src/schema-errors.js'
+import { formatSchemaError } from '../../src/http/schema-errors.js'
 
 const error = (fields: Partial<FastifySchemaValidationError> & { parentSchema?: object }): FastifySchemaValidationError =>
   ({ keyword: 'pattern', instancePath: '/id', schemaPath: '#', params: {}, message: 'must match pattern "^x$"', ...fields }) as FastifySchemaValidationError

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../src/epoch-stages.js'
+import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../src/chain/epoch-stages.js'
 
 // Mainnet-like params: a 60-block PoC stage (wind-down at floor(60*0.8) = 48) and a
 // 120-block validation (wind-down at floor(120*0.8) = 96).

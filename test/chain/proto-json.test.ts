@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Type } from 'typebox'
-import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoJsonObject, ProtoMessage, Uint64 } from '../src/proto-json.js'
+import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoJsonObject, ProtoMessage, Uint64 } from '../../src/chain/proto-json.js'
 
 const Status = ProtoEnum({ UNSPECIFIED: 0, ACTIVE: 1, INACTIVE: 2 })
 const Inner = ProtoMessage({ height: Int64(), note: Type.String() })

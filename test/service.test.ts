@@ -1,0 +1,76 @@
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import t, { type Test } from 'tap'
+import { loadConfig } from '../src/config.js'
+import { ListenError } from '../src/errors.js'
+import { createLogger } from '../src/logger.js'
+import { buildService, startService } from '../src/service.js'
+import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { LogLines } from './fixtures/log-lines.js'
+
+async function simulator (t: Test) {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  return sim
+}
+
+t.test('buildService wires one chain client and one readiness into the app, and closes both', async (t) => {
+  const sim = await simulator(t)
+  const config = loadConfig({ CHAIN_REST_URL: sim.url })
+  const log = new LogLines()
+  const service = await buildService({ config, logger: createLogger('info', log.stream), chain: { timeoutMs: 1234 } })
+  t.equal((await service.app.inject('/readyz')).statusCode, 200)
+  t.equal(sim.count('/cosmos/base/tendermint/v1beta1/node_info'), 1, 'readiness probes through the service chain client')
+  service.readiness.beginDrain()
+  t.same((await service.app.inject('/readyz')).json(), { status: 'not ready', reason: 'draining' }, 'the app answers from the same readiness')
+  t.equal((await service.app.inject('/v1/status')).statusCode, 200)
+  t.ok(log.lines.some((l) => l.msg === 'request completed'), 'the app logs through the given logger')
+  await service.close()
+  await t.rejects(service.chain.get('/cosmos/base/tendermint/v1beta1/node_info'), 'the chain client is closed with the app')
+})
+
+t.test('startService listens on the config address, reports the bound port and arms the drain with the config windows', async (t) => {
+  const sim = await simulator(t)
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_SHUTDOWN_BUDGET: '10s' })
+  const log = new LogLines()
+  const service = await startService({ config, logger: createLogger('info', log.stream) })
+  t.teardown(() => service.close())
+  t.ok(service.port > 0, `bound port ${service.port}`)
+  t.equal((await fetch(`http://127.0.0.1:${service.port}/healthz`)).status, 200)
+  service.drain.signal('SIGTERM')
+  t.equal((await service.drain.outcome).code, 0)
+  t.match(log.lines.find((l) => l.msg === 'shutdown signal'), { announce: '0s', budget: '10s' }, 'the windows come from the config')
+  t.ok(log.lines.some((l) => l.msg === 'drained'), 'the drain logs through the given logger')
+})
+
+t.test('drainWindows override the config windows (tests need them shorter than the config allows)', async (t) => {
+  const sim = await simulator(t)
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0' })
+  const log = new LogLines()
+  const service = await startService({ config, logger: createLogger('info', log.stream), drainWindows: { announceMs: 20, budgetMs: 5000 } })
+  t.teardown(() => service.close())
+  service.drain.signal('SIGTERM')
+  t.equal((await service.drain.outcome).code, 0)
+  t.match(log.lines.find((l) => l.msg === 'announcing drain'), { announceMs: 20 })
+})
+
+t.test('an address in use is a ListenError that says so', async (t) => {
+  const sim = await simulator(t)
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => blocker.close())
+  const { port } = blocker.address() as { port: number }
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: String(port) })
+  const error = await startService({ config, logger: createLogger('silent') }).catch((err: unknown) => err)
+  t.ok(error instanceof ListenError)
+  t.match(error, { code: 'EDGE_ERR_LISTEN', reason: 'EADDRINUSE', host: '127.0.0.1', port, message: `port ${port} on 127.0.0.1 is already in use` })
+})
+
+t.test('any other listen failure names the address and why', async (t) => {
+  const sim = await simulator(t)
+  // 192.0.2.1 (TEST-NET-1) is never a local address.
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '192.0.2.1', EDGE_API_PORT: '0' })
+  const error = await startService({ config, logger: createLogger('silent') }).catch((err: unknown) => err)
+  t.match(error, { reason: 'EADDRNOTAVAIL', message: /^cannot listen on 192\.0\.2\.1:0: / })
+})
