@@ -80,7 +80,7 @@ function object (schema: Schema, value: unknown): Json {
   const input = value as Record<string, unknown>
   const open = schema.additionalProperties === true
   const out: Record<string, Json> = open ? { ...input as Record<string, Json> } : {}
-  for (const [key, field] of Object.entries(schema.properties ?? {})) {
+  for (const [key, field] of Object.entries(schema.properties as Record<string, Schema>)) {
     if (open && !(key in input)) continue
     out[key] = convert(field, input[key])
   }

@@ -113,6 +113,8 @@ type Obj = Record<string, unknown>
 const obj = (value: unknown): Obj => (typeof value === 'object' && value !== null ? value as Obj : {})
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 const int = (value: unknown): number => Number(goInt(value))
+/** A message field: null when unset (a nil pointer in Go), else converted. */
+const orNull = <T> (value: unknown, convert: (value: unknown) => T): T | null => (value === null || value === undefined ? null : convert(value))
 
 /** comettypes.BlockFromProto refused the block: Go then leaves `block` out of the answer. */
 export class InvalidBlockError extends Error {
@@ -144,7 +146,7 @@ const SIGNED_MSG_TYPES: Readonly<Record<string, number>> = {
 export function cometBlockFromGateway (block: unknown): CometBlockJson {
   const b = obj(block)
   const data = obj(b.data)
-  const lastCommit = b.last_commit === null || b.last_commit === undefined ? null : commit(b.last_commit)
+  const lastCommit = orNull(b.last_commit, commit)
   return {
     header: header(b.header, true),
     data: { txs: list(data.txs).map((tx) => bytesOf(tx).toString('base64')) },
@@ -256,8 +258,8 @@ function evidence (value: unknown): Static<typeof Evidence> {
   if (e.duplicate_vote_evidence !== undefined && e.duplicate_vote_evidence !== null) {
     const d = obj(e.duplicate_vote_evidence)
     return {
-      vote_a: d.vote_a === null || d.vote_a === undefined ? null : vote(d.vote_a),
-      vote_b: d.vote_b === null || d.vote_b === undefined ? null : vote(d.vote_b),
+      vote_a: orNull(d.vote_a, vote),
+      vote_b: orNull(d.vote_b, vote),
       TotalVotingPower: goInt(d.total_voting_power),
       ValidatorPower: goInt(d.validator_power),
       Timestamp: rfc3339Nano(d.timestamp)
@@ -266,7 +268,7 @@ function evidence (value: unknown): Static<typeof Evidence> {
   if (e.light_client_attack_evidence !== undefined && e.light_client_attack_evidence !== null) {
     const l = obj(e.light_client_attack_evidence)
     return {
-      conflicting_block: l.conflicting_block === null || l.conflicting_block === undefined ? null : lightBlock(l.conflicting_block),
+      conflicting_block: orNull(l.conflicting_block, lightBlock),
       common_height: goInt(l.common_height),
       ByzantineValidators: list(l.byzantine_validators).map(validator),
       TotalVotingPower: goInt(l.total_voting_power),
@@ -294,21 +296,15 @@ function vote (value: unknown): Static<typeof Vote> {
 
 function lightBlock (value: unknown): Static<typeof LightBlock> {
   const l = obj(value)
-  const signed = l.signed_header === null || l.signed_header === undefined ? null : obj(l.signed_header)
-  const set = l.validator_set === null || l.validator_set === undefined ? null : obj(l.validator_set)
   return {
-    signed_header: signed === null
-      ? null
-      : {
-          header: signed.header === null || signed.header === undefined ? null : header(signed.header, false),
-          commit: signed.commit === null || signed.commit === undefined ? null : commit(signed.commit)
-        },
-    validator_set: set === null
-      ? null
-      : {
-          validators: list(set.validators).map(validator),
-          proposer: set.proposer === null || set.proposer === undefined ? null : validator(set.proposer)
-        }
+    signed_header: orNull(l.signed_header, (signed) => ({
+      header: orNull(obj(signed).header, (h) => header(h, false)),
+      commit: orNull(obj(signed).commit, commit)
+    })),
+    validator_set: orNull(l.validator_set, (set) => ({
+      validators: list(obj(set).validators).map(validator),
+      proposer: orNull(obj(set).proposer, validator)
+    }))
   }
 }
 
