@@ -65,7 +65,9 @@ const ExcludedParticipant = Type.Object({
 
 // The serializer writes required keys before optional ones. validators and
 // excluded_participants are always sent, but are optional here so that the keys keep the
-// Go service's order, with proof_ops and block (absent at height 0) between them.
+// golden file's order, with proof_ops and block (absent at height 0) between them. (Go
+// itself writes gen.ActiveParticipantWithProof's alphabetical field order, models.gen.go
+// @ef1a5efd; JSON clients do not depend on key order, and npm run compat sorts keys.)
 const ALWAYS = 'always present'
 
 const ActiveParticipantsWithProof = Type.Object({
