@@ -24,6 +24,8 @@ t.test('a missing required query parameter in the Go binder\'s words', async (t)
     'Invalid format for parameter chain: query parameter \'chain\' is required')
   t.equal(formatSchemaError([error({ keyword: 'required', instancePath: '', params: { missingProperty: 'name' } })], 'body').message,
     'missing body field name')
+  t.equal(formatSchemaError([error({ keyword: 'required', instancePath: '', params: { missingProperty: 'sid' } })], 'cookies').message,
+    'missing cookies sid')
 })
 
 t.test('a schema can carry the exact message the Go service used', async (t) => {
