@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { handleNotFound } from '../error-handler.js'
 
 // A known path asked with a method it does not have, answered as the Go service's router
-// (Echo v4.15.1, edge-api/go.mod@89ff8bdb; labstack/echo router.go Find): 405 with
-// `Allow` and {"message":"Method Not Allowed"}, and OPTIONS 204 with `Allow`. Echo lists
+// (Echo v4.15.1, edge-api/go.mod@89ff8bdb; labstack/echo router.go Find; Echo's default
+// error handler, zpoken/gonka edge-api/internal/server/server.go@89ff8bdb sets no other): 405
+// with `Allow` and {"message":"Method Not Allowed"}, and OPTIONS 204 with `Allow`. Echo lists
 // OPTIONS first, then the path's methods in its fixed order. Fastify also serves HEAD for
 // every GET route (exposeHeadRoutes, on by default), which Echo v4 did not, so HEAD is in
 // our Allow and HEAD requests get the GET route's headers instead of Go's 405.
