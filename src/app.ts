@@ -4,7 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
-import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './http/error-handler.js'
+import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
+import { handleUnrouted } from './http/methods.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { health } from './routes/health.js'
@@ -58,12 +59,13 @@ export async function buildApp (options: AppOptions) {
     // not the router's 404 (Fastify's default limit is 100 characters).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
-    ajv: { customOptions: { verbose: true, keywords: ['x-error', 'x-proto-enum'] } },
+    ajv: { customOptions: { verbose: true, keywords: ['x-error', 'x-proto-enum', 'x-go-int', 'x-api-enum', 'x-api-bytes'] } },
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setErrorHandler(handleError)
-  app.setNotFoundHandler(handleNotFound)
+  // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
+  app.setNotFoundHandler(handleUnrouted)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
   // the router's reused connections move to another replica before the listener closes, and

@@ -53,15 +53,32 @@ t.test('each app numbers its own requests: two apps in one process do not share 
   t.same(ids(second.logs), ['r1'], 'the second app starts at r1 too')
 })
 
-t.test('unknown routes and methods answer 404 in the envelope', async (t) => {
+t.test('unknown routes answer 404 in the envelope', async (t) => {
   const { app } = await buildTestApp(t)
   for (const url of ['/v2/status', '/v1/nope', '/v1/verify-proof']) {
     const res = await app.inject(url)
     t.equal(res.statusCode, 404, url)
     t.same(res.json(), { message: 'Not Found' })
   }
+  const post = await app.inject({ method: 'POST', url: '/v1/verify-proof' })
+  t.equal(post.statusCode, 404, 'the optional routes are not registered')
+})
+
+t.test('a known path with a wrong method is 405 with Allow; OPTIONS is 204, as the Go router answered', async (t) => {
+  const { app, sim } = await buildTestApp(t)
   const post = await app.inject({ method: 'POST', url: '/v1/status' })
-  t.equal(post.statusCode, 404)
+  t.equal(post.statusCode, 405)
+  t.equal(post.headers.allow, 'OPTIONS, GET, HEAD')
+  t.same(post.json(), { message: 'Method Not Allowed' })
+  for (const url of ['/v1/epochs/42/participants', '/v1/bridge/addresses?chain=ethereum', '/healthz', '/openapi.json']) {
+    const res = await app.inject({ method: 'DELETE', url })
+    t.equal(res.statusCode, 405, url)
+    t.equal(res.headers.allow, 'OPTIONS, GET, HEAD')
+  }
+  const options = await app.inject({ method: 'OPTIONS', url: '/v1/bls/epoch/7' })
+  t.equal(options.statusCode, 204)
+  t.equal(options.headers.allow, 'OPTIONS, GET, HEAD')
+  t.equal(sim.count(), 0, 'no chain request made')
 })
 
 t.test('what the router refuses before any route runs is answered in the envelope, without the URL', async (t) => {

@@ -4,7 +4,9 @@ import { exactInteger, type Int64Value } from './proto-json.js'
 // inference.inference.ActiveParticipants as the chain stores it. The REST gateway has no
 // query that returns it with a proof, so edge-api reads the raw store value with an ABCI
 // query and decodes the protobuf itself. Field numbers: inference-chain/proto/inference/
-// inference/activeparticipants.proto (gonka-ai/gonka). Unknown fields are skipped, so a
+// inference/activeparticipants.proto (gonka-ai/gonka); voting_powers (field 8, ModelVotingPower
+// {model_id = 1, voting_power = 2}) per zpoken/gonka inference-chain/x/inference/types/
+// activeparticipants.pb.go@89ff8bdb and the multi-model PoC design. Unknown fields are skipped, so a
 // newer chain that adds fields still decodes; a known field with the wrong wire type is
 // an error, as it is for the Go decoder (gogoproto's "wrong wireType").
 
@@ -40,6 +42,12 @@ export interface RandomSeed {
   signature: string
 }
 
+/** A participant's voting power for one model (multi-model PoC; field 8 of ActiveParticipant). */
+export interface ModelVotingPower {
+  model_id: string
+  voting_power: Int64Value
+}
+
 export interface ActiveParticipant {
   index: string
   validator_key: string
@@ -48,9 +56,13 @@ export interface ActiveParticipant {
   models: string[]
   seed: RandomSeed | null
   ml_nodes: ModelMLNodes[]
+  voting_powers: ModelVotingPower[]
 }
 
-/** Every field present with its proto3 default, as the Go service's golden file shows. */
+/**
+ * Every field with its proto3 default; the route leaves the empty ones out, as Go's
+ * encoding/json of the gogoproto struct (all fields omitempty) does.
+ */
 export interface ActiveParticipants {
   participants: ActiveParticipant[]
   epoch_group_id: Int64Value
@@ -85,7 +97,7 @@ export function decodeActiveParticipants (bytes: Uint8Array): ActiveParticipants
 }
 
 function decodeParticipant (r: BinaryReader): ActiveParticipant {
-  const p: ActiveParticipant = { index: '', validator_key: '', weight: 0, inference_url: '', models: [], seed: null, ml_nodes: [] }
+  const p: ActiveParticipant = { index: '', validator_key: '', weight: 0, inference_url: '', models: [], seed: null, ml_nodes: [], voting_powers: [] }
   readFields(r, (r, field, type) => {
     switch (field) {
       case 1: p.index = string(r, type, field); return true
@@ -95,6 +107,7 @@ function decodeParticipant (r: BinaryReader): ActiveParticipant {
       case 5: p.models.push(string(r, type, field)); return true
       case 6: p.seed = decodeSeed(message(r, type, field), p.seed); return true
       case 7: p.ml_nodes.push(decodeModelNodes(message(r, type, field))); return true
+      case 8: p.voting_powers.push(decodeVotingPower(message(r, type, field))); return true
       default: return false
     }
   })
@@ -113,6 +126,18 @@ function decodeSeed (r: BinaryReader, previous: RandomSeed | null): RandomSeed {
     }
   })
   return s
+}
+
+function decodeVotingPower (r: BinaryReader): ModelVotingPower {
+  const v: ModelVotingPower = { model_id: '', voting_power: 0 }
+  readFields(r, (r, field, type) => {
+    switch (field) {
+      case 1: v.model_id = string(r, type, field); return true
+      case 2: v.voting_power = int64(r, type, field); return true
+      default: return false
+    }
+  })
+  return v
 }
 
 function decodeModelNodes (r: BinaryReader): ModelMLNodes {

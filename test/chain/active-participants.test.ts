@@ -11,7 +11,7 @@ t.test('the store key is the prefix, the epoch as 8 big-endian bytes, then "/"',
   t.same(Buffer.from(activeParticipantsKey(1n)), storeKey(1n))
 })
 
-t.test('decodes every field, skipping the unknown field 8 each participant carries', async (t) => {
+t.test('decodes every field, skipping the unknown field 9 each participant carries', async (t) => {
   const decoded = decodeActiveParticipants(encodeActiveParticipants(ACTIVE_PARTICIPANTS))
   t.same(decoded, {
     participants: [
@@ -25,7 +25,8 @@ t.test('decodes every field, skipping the unknown field 8 each participant carri
         ml_nodes: [
           { ml_nodes: [{ node_id: 'node-a', throughput: 5000, poc_weight: 700, timeslot_allocation: [true, false] }] },
           { ml_nodes: [{ node_id: 'node-b', throughput: 3000, poc_weight: 550, timeslot_allocation: [true, true] }] }
-        ]
+        ],
+        voting_powers: [{ model_id: 'Qwen/Qwen3-32B', voting_power: 1250 }]
       },
       {
         index: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v',
@@ -34,7 +35,8 @@ t.test('decodes every field, skipping the unknown field 8 each participant carri
         inference_url: 'https://inference.alpha-labs.io',
         models: ['Qwen/Qwen3-32B'],
         seed: { participant: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v', epoch_index: 42, signature: 'c2lnbmF0dXJlLTI=' },
-        ml_nodes: [{ ml_nodes: [{ node_id: 'gpu-0', throughput: 1200, poc_weight: 980, timeslot_allocation: [false, true] }] }]
+        ml_nodes: [{ ml_nodes: [{ node_id: 'gpu-0', throughput: 1200, poc_weight: 980, timeslot_allocation: [false, true] }] }],
+        voting_powers: [{ model_id: 'Qwen/Qwen3-32B', voting_power: 1250 }]
       },
       {
         index: 'gonka1v5s4yvc7z3mfd8k9sxq0e7f6p2n3jj8hdl4c2r',
@@ -43,7 +45,8 @@ t.test('decodes every field, skipping the unknown field 8 each participant carri
         inference_url: 'http://203.0.113.17:8000',
         models: [],
         seed: null,
-        ml_nodes: []
+        ml_nodes: [],
+        voting_powers: [{ model_id: 'Qwen/Qwen3-32B', voting_power: 1250 }]
       }
     ],
     epoch_group_id: 42,
@@ -95,10 +98,12 @@ t.test('repeated bools decode packed or one by one, and a repeated seed merges',
   w.join()
   w.tag(2, WireType.Varint).int32(1) // unknown in ModelMLNodes
   w.join()
+  w.tag(8, WireType.LengthDelimited).fork().tag(2, WireType.Varint).int64(-3).tag(3, WireType.Varint).int32(1).join()
   w.join()
   w.tag(7, WireType.Bit32).fixed32(3) // unknown top-level field
   const decoded = decodeActiveParticipants(w.finish())
   const p = decoded.participants[0]
+  t.same(p?.voting_powers, [{ model_id: '', voting_power: -3 }], 'voting power with an unknown field skipped')
   t.same(p?.seed, { participant: 'p', epoch_index: 5, signature: '' })
   t.same(p?.ml_nodes, [{ ml_nodes: [{ node_id: '', throughput: 0, poc_weight: 0, timeslot_allocation: [true, false, true] }] }])
 })

@@ -3,54 +3,61 @@ import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
-import { fromProtoJson, Int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
-import { fitsUint64, Nullable, UINT64_RULE, Uint64Param, withChainErrors } from './schemas.js'
+import { ApiBytes, ApiEnum, ApiMessage, toApiJson } from '../../chain/api-json.js'
+import { Int64, Uint64 } from '../../chain/proto-json.js'
+import { goIntegerError } from '../../http/param-errors.js'
+import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js'
 
 // The BLS module (inference.bls): DKG data per epoch and threshold signing requests, answered
-// as the Go service did: Go's encoding/json over the gogoproto structs (64-bit integers as
-// numbers, enums as numbers, bytes as base64, zero fields left out), plus the points
-// uncompressed for EVM contracts.
+// as the newest Go edge-api does: protoToAPIJSON over the gogoproto structs (enums as names,
+// 64-bit integers as numbers, every field present, empty bytes null), plus the points
+// uncompressed for EVM contracts. Sources: zpoken/gonka common/queryapi/bls.go@ef1a5efd
+// ("Integers as JSON numbers, enums as names"), its tests/bls_test.go ("dkg_phase must be an
+// enum name", "status must be an enum name", "epoch_id must be a JSON number") and
+// protojson_test.go TestProtoToAPIJSON_EnumNamesAndNumericInts. The older
+// gonka-ai common/queryapi/bls.go@e7d8032e (encoding/json: enum numbers, omitempty) is
+// superseded (SPEC §3: the newest Go wins).
 
-const Bytes = (description = 'base64'): ReturnType<typeof Type.String> => Type.String({ description })
 const Uint32 = (): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0 })
 
 /** inference.bls.DKGPhase. DISPUTING was appended after SIGNED when the dispute phase came. */
-const DkgPhase = ProtoEnum({
-  DKG_PHASE_UNDEFINED: 0,
-  DKG_PHASE_DEALING: 1,
-  DKG_PHASE_VERIFYING: 2,
-  DKG_PHASE_COMPLETED: 3,
-  DKG_PHASE_FAILED: 4,
-  DKG_PHASE_SIGNED: 5,
-  DKG_PHASE_DISPUTING: 6
-})
+const DkgPhase = ApiEnum([
+  'DKG_PHASE_UNDEFINED',
+  'DKG_PHASE_DEALING',
+  'DKG_PHASE_VERIFYING',
+  'DKG_PHASE_COMPLETED',
+  'DKG_PHASE_FAILED',
+  'DKG_PHASE_SIGNED',
+  'DKG_PHASE_DISPUTING'
+])
 
 /** inference.bls.ThresholdSigningStatus. */
-const SigningStatus = {
-  THRESHOLD_SIGNING_STATUS_UNDEFINED: 0,
-  THRESHOLD_SIGNING_STATUS_PENDING_SIGNING: 1,
-  THRESHOLD_SIGNING_STATUS_COLLECTING_SIGNATURES: 2,
-  THRESHOLD_SIGNING_STATUS_COMPLETED: 3,
-  THRESHOLD_SIGNING_STATUS_FAILED: 4,
-  THRESHOLD_SIGNING_STATUS_EXPIRED: 5,
-  THRESHOLD_SIGNING_STATUS_CANCELLED: 6
-} as const
+const SigningStatus = ApiEnum([
+  'THRESHOLD_SIGNING_STATUS_UNDEFINED',
+  'THRESHOLD_SIGNING_STATUS_PENDING_SIGNING',
+  'THRESHOLD_SIGNING_STATUS_COLLECTING_SIGNATURES',
+  'THRESHOLD_SIGNING_STATUS_COMPLETED',
+  'THRESHOLD_SIGNING_STATUS_FAILED',
+  'THRESHOLD_SIGNING_STATUS_EXPIRED',
+  'THRESHOLD_SIGNING_STATUS_CANCELLED'
+])
+const COMPLETED = 'THRESHOLD_SIGNING_STATUS_COMPLETED'
 
-const BLSParticipantInfo = ProtoMessage({
+const BLSParticipantInfo = Type.Object({
   address: Type.String(),
   percentage_weight: Type.String({ description: 'decimal, 18 places' }),
-  secp256k1_public_key: Bytes(),
+  secp256k1_public_key: ApiBytes(),
   slot_start_index: Uint32(),
   slot_end_index: Uint32()
 })
 
-const DealerPartStorage = ProtoMessage({
+const DealerPartStorage = Type.Object({
   dealer_address: Type.String(),
-  commitments: Type.Array(Bytes('base64 compressed G2 points')),
-  participant_shares: Type.Array(Nullable(ProtoMessage({ encrypted_shares: Type.Array(Bytes()) })))
+  commitments: Type.Array(Type.String({ description: 'base64 compressed G2 points' })),
+  participant_shares: Type.Array(ApiMessage(Type.Object({ encrypted_shares: Type.Array(Type.String({ description: 'base64' })) })))
 })
 
-const DealerComplaint = ProtoMessage({
+const DealerComplaint = Type.Object({
   dealer_index: Uint32(),
   complainer_index: Uint32(),
   disputed_slot_index: Uint32(),
@@ -58,50 +65,48 @@ const DealerComplaint = ProtoMessage({
 })
 
 /** inference.bls.EpochBLSData: one epoch's DKG round. */
-const EpochBLSData = ProtoMessage({
+const EpochBLSData = Type.Object({
   epoch_id: Uint64(),
   i_total_slots: Uint32(),
   t_slots_degree: Uint32(),
-  // Non-nullable in gogoproto, so no omitempty: always present, null when empty.
-  participants: Nullable(Type.Array(BLSParticipantInfo)),
+  participants: Type.Array(BLSParticipantInfo),
   dkg_phase: DkgPhase,
   dealing_phase_deadline_block: Int64(),
   verifying_phase_deadline_block: Int64(),
   disputing_phase_deadline_block: Int64(),
-  group_public_key: Bytes('base64 compressed G2 point (96 bytes)'),
+  group_public_key: ApiBytes('base64 compressed G2 point (96 bytes)'),
   // Entries are pointers: null for a participant that has not dealt yet.
-  dealer_parts: Type.Array(Nullable(DealerPartStorage)),
-  verification_submissions: Type.Array(Nullable(ProtoMessage({ dealer_validity: Type.Array(Type.Boolean()) }))),
+  dealer_parts: Type.Array(ApiMessage(DealerPartStorage)),
+  verification_submissions: Type.Array(ApiMessage(Type.Object({ dealer_validity: Type.Array(Type.Boolean()) }))),
   valid_dealers: Type.Array(Type.Boolean()),
   candidate_valid_dealers: Type.Array(Type.Boolean()),
   dealer_complaints: Type.Array(DealerComplaint),
-  validation_signature: Bytes('base64 compressed G1 point (48 bytes)')
+  validation_signature: ApiBytes('base64 compressed G1 point (48 bytes)')
 })
 
 const EpochResponse = Type.Object({
   epoch_data: EpochBLSData,
-  group_public_key_uncompressed_256: Nullable(Bytes('base64, 256 bytes: X.c0, X.c1, Y.c0, Y.c1, each a 64-byte big-endian limb')),
-  validation_signature_uncompressed_128: Nullable(Bytes('base64, 128 bytes: X, Y, each a 64-byte big-endian limb'))
+  group_public_key_uncompressed_256: Nullable(Type.String({ description: 'base64, 256 bytes: X.c0, X.c1, Y.c0, Y.c1, each a 64-byte big-endian limb' })),
+  validation_signature_uncompressed_128: Nullable(Type.String({ description: 'base64, 128 bytes: X, Y, each a 64-byte big-endian limb' }))
 })
 
-const PartialSignature = ProtoMessage({
+const PartialSignature = Type.Object({
   participant_address: Type.String(),
   slot_indices: Type.Array(Uint32()),
-  signature: Bytes()
+  signature: ApiBytes()
 })
 
 /** inference.bls.ThresholdSigningRequest. */
-const ThresholdSigningRequest = ProtoMessage({
-  request_id: Bytes(),
+const ThresholdSigningRequest = Type.Object({
+  request_id: ApiBytes(),
   current_epoch_id: Uint64(),
-  chain_id: Bytes(),
-  data: Type.Array(Bytes()),
-  encoded_data: Bytes(),
-  message_hash: Bytes(),
-  status: ProtoEnum(SigningStatus),
-  // Non-nullable in gogoproto, so no omitempty: always present, null when empty.
-  partial_signatures: Nullable(Type.Array(PartialSignature)),
-  final_signature: Bytes('base64 compressed G1 point (48 bytes)'),
+  chain_id: ApiBytes(),
+  data: Type.Array(Type.String({ description: 'base64' })),
+  encoded_data: ApiBytes(),
+  message_hash: ApiBytes(),
+  status: SigningStatus,
+  partial_signatures: Type.Array(PartialSignature),
+  final_signature: ApiBytes('base64 compressed G1 point (48 bytes)'),
   created_block_height: Int64(),
   deadline_block_height: Int64()
 })
@@ -110,7 +115,7 @@ const ThresholdSigningRequest = ProtoMessage({
 // clients poll for; a found one carries the uncompressed signature key, null until COMPLETED.
 const SignatureResponse = Type.Object({
   signing_request: Nullable(ThresholdSigningRequest),
-  uncompressed_signature_128: Type.Optional(Nullable(Bytes('base64, 128 bytes: X, Y, each a 64-byte big-endian limb')))
+  uncompressed_signature_128: Type.Optional(Nullable(Type.String({ description: 'base64, 128 bytes: X, Y, each a 64-byte big-endian limb' })))
 })
 
 const MAX_REQUEST_ID_BYTES = 64
@@ -138,13 +143,12 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
   for (const path of ['/bls/epoch/:id', '/bls/epochs/:id']) {
     app.get(path, epochRoute, async (request) => {
       const { id } = request.params
-      // Uint64Param's own rule, so an overflowing id reads like any other malformed one.
-      if (!fitsUint64(id)) throw badRequest(`invalid path parameter id: ${UINT64_RULE}`)
+      // Go's binder: strconv.ParseUint's "value out of range".
+      if (!fitsUint64(id)) throw badRequest(goIntegerError('id', id, 'uint64'))
       const answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
-      const epochData = fromProtoJson(EpochBLSData, raw) ?? {}
       return {
-        epoch_data: { ...epochData, participants: epochData.participants ?? null },
+        epoch_data: toApiJson(EpochBLSData, raw),
         group_public_key_uncompressed_256: uncompressed(raw.group_public_key, g2Uncompressed256),
         validation_signature_uncompressed_128: uncompressed(raw.validation_signature, g1Uncompressed128)
       }
@@ -170,10 +174,10 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       throw err
     }
     const raw: GatewaySigningRequest = answer?.signing_request ?? {}
-    const signingRequest = fromProtoJson(ThresholdSigningRequest, raw) ?? {}
-    const completed = signingRequest.status === SigningStatus.THRESHOLD_SIGNING_STATUS_COMPLETED
+    const signingRequest = toApiJson(ThresholdSigningRequest, raw)
+    const completed = signingRequest.status === COMPLETED
     return {
-      signing_request: { ...signingRequest, partial_signatures: signingRequest.partial_signatures ?? null },
+      signing_request: signingRequest,
       uncompressed_signature_128: completed ? uncompressed(raw.final_signature, g1Uncompressed128) : null
     }
   })

@@ -3,45 +3,52 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/active-participants.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
+import { CometBlock, cometBlockFromGateway, CometProofOps, cometProofOpsFromGateway, type CometBlockJson } from '../../chain/cometbft-block.js'
+import { omitEmpty } from '../../chain/go-json.js'
 import { validatorKeyAddress } from '../../chain/validator-address.js'
 import { badRequest, notFound } from '../../errors.js'
-import { Int64, int64, Uint64 } from '../../chain/proto-json.js'
-import { fitsUint64, Nullable, withChainErrors } from './schemas.js'
+import { Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { fitsUint64, withChainErrors } from './schemas.js'
 
 const INVALID_EPOCH = 'Invalid epoch id'
 const NOT_FOUND = 'active participants not found for epoch'
 const ABCI_QUERY = '/cosmos/base/tendermint/v1beta1/abci_query'
 const STORE_PATH = 'store/inference/key'
 
-const MLNodeInfo = Type.Object({
+// inference.inference.ActiveParticipants as the newest Go writes it: encoding/json over the
+// gogoproto struct, whose fields are all omitempty, so zero values, empty lists and a nil
+// seed are left out (zpoken/gonka common/queryapi/epoch.go@ef1a5efd "Legacy dapi used
+// encoding/json on ActiveParticipants"; its golden file's active_participants is
+// {"created_at_block_height":100,"epoch_group_id":1}; json tags in zpoken/gonka
+// inference-chain/x/inference/types/activeparticipants.pb.go@89ff8bdb). The older golden
+// file (gonka-ai@604dd86a) had every field; the newest wins (SPEC §3).
+const MLNodeInfo = ProtoMessage({
   node_id: Type.String(),
   throughput: Int64(),
   poc_weight: Int64(),
   timeslot_allocation: Type.Array(Type.Boolean())
 })
 
-const ActiveParticipant = Type.Object({
+const ActiveParticipant = ProtoMessage({
   index: Type.String(),
   validator_key: Type.String(),
   weight: Int64(),
   inference_url: Type.String(),
   models: Type.Array(Type.String()),
-  seed: Nullable(Type.Object({ participant: Type.String(), epoch_index: Uint64(), signature: Type.String() })),
-  ml_nodes: Type.Array(Type.Object({ ml_nodes: Type.Array(MLNodeInfo) }))
+  // A pointer: left out when nil; a seed with only zero fields is {}.
+  seed: ProtoMessage({ participant: Type.String(), epoch_index: Uint64(), signature: Type.String() }),
+  ml_nodes: Type.Array(ProtoMessage({ ml_nodes: Type.Array(MLNodeInfo) })),
+  voting_powers: Type.Array(ProtoMessage({ model_id: Type.String(), voting_power: Int64() }))
 })
 
-const ActiveParticipants = Type.Object({
+const ActiveParticipants = ProtoMessage({
   participants: Type.Array(ActiveParticipant),
   epoch_group_id: Uint64(),
   poc_start_block_height: Int64(),
   effective_block_height: Int64(),
   created_at_block_height: Int64(),
   epoch_id: Uint64()
-}, { description: 'inference.inference.ActiveParticipants decoded from the store value, every field present' })
-
-const ProofOps = Type.Object({
-  ops: Type.Array(Type.Object({ type: Type.String(), key: Type.String(), data: Type.String() }))
-}, { description: 'the ABCI query proof as the chain gateway gives it (key and data base64)' })
+})
 
 const Validator = Type.Object({
   address: Type.String({ description: 'HEX-UPPER(SHA256(pub_key)[:20])' }),
@@ -58,26 +65,25 @@ const ExcludedParticipant = Type.Object({
 
 // The serializer writes required keys before optional ones. validators and
 // excluded_participants are always sent, but are optional here so that the keys keep the
-// Go service's order, with proof_ops and block (absent at height 0) between them.
+// golden file's order, with proof_ops and block (absent at height 0) between them. (Go
+// itself writes gen.ActiveParticipantWithProof's alphabetical field order, models.gen.go
+// @ef1a5efd; JSON clients do not depend on key order, and npm run compat sorts keys.)
 const ALWAYS = 'always present'
 
 const ActiveParticipantsWithProof = Type.Object({
   active_participants: ActiveParticipants,
   addresses: Type.Array(Type.String(), { description: 'per participant: HEX-UPPER(SHA256(validator_key)[:20]), "" when the key is not base64' }),
   active_participants_bytes: Type.String({ description: 'the store value, lower-case hex' }),
-  proof_ops: Type.Optional(ProofOps),
+  proof_ops: Type.Optional(CometProofOps),
   validators: Type.Optional(Type.Array(Validator, { description: `${ALWAYS}; [] when created_at_block_height is 0` })),
-  block: Type.Optional(Type.Object({}, {
-    additionalProperties: true,
-    description: 'block created_at_block_height + 1 (whose app_hash the proof is against), as the chain gateway gives it (protojson)'
-  })),
+  block: Type.Optional(CometBlock),
   excluded_participants: Type.Optional(Type.Array(ExcludedParticipant, { description: `${ALWAYS}; [] when none or when the chain query fails` }))
 })
 
 interface GatewayAbciAnswer {
   code?: number
   value?: string | null
-  proof_ops?: Static<typeof ProofOps> | null
+  proof_ops?: unknown
 }
 
 interface GatewayValidatorSet {
@@ -85,8 +91,7 @@ interface GatewayValidatorSet {
 }
 
 interface GatewayBlock {
-  block?: Record<string, unknown> | null
-  sdk_block?: Record<string, unknown> | null
+  block?: unknown
 }
 
 interface GatewayExcluded {
@@ -114,15 +119,15 @@ export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }
     const height = BigInt(participants.created_at_block_height)
 
     let bytes = stored
-    let proofOps: Static<typeof ProofOps> | undefined
-    let block: Record<string, unknown> | undefined
+    let proofOps: Static<typeof CometProofOps> | undefined
+    let block: CometBlockJson | undefined
     let validators: Array<Static<typeof Validator>> = []
     // A store entry written at height 0 (genesis) has no provable version and no block
     // after it to prove against, and CometBFT has no validator set at height 0.
     if (height > 0n) {
       const proven = await chain.get(ABCI_QUERY, { path: STORE_PATH, data, height: String(height), prove: 'true' }) as GatewayAbciAnswer
       bytes = storeValue(proven)
-      proofOps = proven.proof_ops ?? undefined
+      proofOps = proven.proof_ops === null || proven.proof_ops === undefined ? undefined : cometProofOpsFromGateway(proven.proof_ops)
       block = await blockAfter(chain, height, log)
       // The Go service also verified the proof (ICS23) against block.header.app_hash here,
       // but only logged the outcome and never changed the answer; clients verify it
@@ -131,7 +136,7 @@ export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }
       validators = (set.validators ?? []).map(toValidator)
     }
     return {
-      active_participants: participants,
+      active_participants: omitEmpty(participants) as Static<typeof ActiveParticipants>,
       addresses: participants.participants.map((p) => validatorKeyAddress(p.validator_key)),
       active_participants_bytes: Buffer.from(bytes).toString('hex'),
       ...(proofOps !== undefined ? { proof_ops: proofOps } : {}),
@@ -160,13 +165,25 @@ function storeValue (answer: GatewayAbciAnswer): Uint8Array {
   return value
 }
 
-/** The block after `height`; it may not exist yet, so failing to get it is not an error. */
-async function blockAfter (chain: ChainClient, height: bigint, log: FastifyBaseLogger): Promise<Record<string, unknown> | undefined> {
+/**
+ * The block after `height` in CometBFT's encoding/json shape. It may not exist yet, and Go
+ * leaves it out when comettypes.BlockFromProto refuses it, so neither is an error.
+ */
+async function blockAfter (chain: ChainClient, height: bigint, log: FastifyBaseLogger): Promise<CometBlockJson | undefined> {
+  let answer: GatewayBlock
   try {
-    const answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height + 1n}`) as GatewayBlock
-    return answer.sdk_block ?? answer.block ?? undefined
+    answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height + 1n}`) as GatewayBlock
   } catch (err) {
     log.info({ err, height: String(height + 1n) }, 'block after the active participants is not available')
+    return undefined
+  }
+  // Go converts the deprecated `block` (tendermint.types.Block), not `sdk_block`.
+  if (answer.block === null || answer.block === undefined) return undefined
+  try {
+    return cometBlockFromGateway(answer.block)
+  } catch (err) {
+    // InvalidBlockError: what comettypes.BlockFromProto refuses; Go logs it and leaves the block out.
+    log.warn({ err, height: String(height + 1n) }, 'block after the active participants is not a valid CometBFT block; left out')
     return undefined
   }
 }

@@ -3,7 +3,8 @@ import { Type } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
 import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
-import { fromProtoJson, Int64, int64, ProtoEnum, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { ApiEnum, ApiMessage, ApiOpenMessage, toApiJson } from '../../chain/api-json.js'
+import { fromProtoJson, Int32, Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
 import { Decimal, withChainErrors } from './schemas.js'
 
 const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'
@@ -46,23 +47,43 @@ const EpochParamsBody = ProtoMessage({
   poc_slot_allocation: Decimal
 })
 
-// inference.inference.ConfirmationPoCEvent (confirmation_poc_event.proto).
-const ConfirmationPoCEvent = ProtoMessage({
+// inference.inference.ConfirmationPoCEvent (gonka-ai/gonka inference-chain/proto/inference/
+// inference/confirmation_poc_event.proto@7c3e29b9), as the newest Go writes it: left out when
+// there is no event, else protoToAPIJSON (zpoken/gonka common/queryapi/epoch.go@ef1a5efd):
+// phase as its name, every field present, integers as numbers, inside recipe too.
+const ApiDecimal = ApiOpenMessage({ value: Int64(), exponent: Int32() }, 'inference.inference.Decimal')
+const StatTest = ApiOpenMessage({ dist_threshold: ApiDecimal, p_mismatch: ApiDecimal, p_value_threshold: ApiDecimal }, 'PoCStatTestParams')
+
+// PocStageRecipe (params.proto) is frozen from PocParams when the event is created. Its model
+// configs gain fields from one chain version to the next, so only the integer fields known
+// from the chain sources (stage_height; PoCModelConfig seq_len, penalty_start_epoch,
+// decode_max_tokens and the Decimal values) are converted; the rest is passed on as protojson.
+const PocStageRecipe = ApiOpenMessage({
+  stage_height: Int64(),
+  models: Type.Array(ApiOpenMessage({
+    seq_len: Int64(),
+    penalty_start_epoch: Int64(),
+    decode_max_tokens: Int64(),
+    weight_scale_factor: ApiDecimal,
+    stat_test: StatTest,
+    decode_stat_test: StatTest
+  }, 'PoCModelConfig'))
+}, 'PocStageRecipe: the stage snapshot of the PoC parameters')
+
+const ConfirmationPoCEvent = Type.Object({
   epoch_index: Uint64(),
   event_sequence: Uint64(),
   trigger_height: Int64(),
   generation_start_height: Int64(),
-  phase: ProtoEnum({
-    CONFIRMATION_POC_INACTIVE: 0,
-    CONFIRMATION_POC_GRACE_PERIOD: 1,
-    CONFIRMATION_POC_GENERATION: 2,
-    CONFIRMATION_POC_VALIDATION: 3,
-    CONFIRMATION_POC_COMPLETED: 4
-  }),
+  phase: ApiEnum([
+    'CONFIRMATION_POC_INACTIVE',
+    'CONFIRMATION_POC_GRACE_PERIOD',
+    'CONFIRMATION_POC_GENERATION',
+    'CONFIRMATION_POC_VALIDATION',
+    'CONFIRMATION_POC_COMPLETED'
+  ]),
   poc_seed_block_hash: Type.String(),
-  // PocStageRecipe's layout was not found in any chain source read, so it is passed on as
-  // the gateway gives it rather than guessed at.
-  recipe: Type.Unknown({ description: 'PocStageRecipe, as the chain gateway returns it' })
+  recipe: ApiMessage(PocStageRecipe)
 })
 
 const EpochResponse = Type.Object({
@@ -113,7 +134,7 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       epoch_params: fromProtoJson(EpochParamsBody, params) ?? {},
       is_confirmation_poc_active: info.is_confirmation_poc_active === true,
       // protojson writes an unset message as null; Go's pointer with omitempty left it out.
-      ...(event !== null && event !== undefined ? { active_confirmation_poc_event: fromProtoJson(ConfirmationPoCEvent, event) } : {})
+      ...(event !== null && event !== undefined ? { active_confirmation_poc_event: toApiJson(ConfirmationPoCEvent, event) } : {})
     }
   })
 }

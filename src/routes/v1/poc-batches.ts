@@ -2,12 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, legacyChainQuery, notFound } from '../../errors.js'
+import { goIntegerError, parseGoInteger } from '../../http/param-errors.js'
 import { fromProtoJson, Int64, ProtoMessage } from '../../chain/proto-json.js'
 import { withChainErrors } from './schemas.js'
 
-const INT64_MIN = -(2n ** 63n)
-const INT64_MAX = 2n ** 63n - 1n
-const HEIGHT_RULE = 'must be a decimal signed 64-bit integer (a block height)'
+const HEIGHT_RULE = 'a decimal signed 64-bit integer (a block height)'
 
 // inference.inference.PoCBatch (pocbatch.proto). Older chains named its fields in
 // camelCase, newer ones in snake_case; Go's encoding/json wrote whichever names the
@@ -40,14 +39,15 @@ export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = asy
     schema: {
       summary: 'The PoC batches submitted for the PoC stage that starts at a block height',
       params: Type.Object({
-        // The 64-bit range is checked in the handler, with the same message.
-        epoch: Type.String({ pattern: '^-?[0-9]{1,19}$', description: HEIGHT_RULE })
+        // Go binds it with strconv.ParseInt (sign allowed); malformed values get its words
+        // (x-go-int), the 64-bit range is checked in the handler.
+        epoch: Type.String({ pattern: '^[+-]?[0-9]+$', description: HEIGHT_RULE, 'x-go-int': 'int64' })
       }),
       response: withChainErrors(PocBatchesResponse)
     }
   }, async (request) => {
-    const height = BigInt(request.params.epoch)
-    if (height < INT64_MIN || height > INT64_MAX) throw badRequest(`invalid path parameter epoch: ${HEIGHT_RULE}`)
+    const height = parseGoInteger(request.params.epoch, 'int64')
+    if (height === undefined) throw badRequest(goIntegerError('epoch', request.params.epoch, 'int64'))
     // The Go service returned the gRPC error unmapped, which Echo answered with a bare 500.
     const answer = await legacyChainQuery(
       chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`),

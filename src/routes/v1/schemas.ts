@@ -24,8 +24,11 @@ const UINT64_MAX = 18446744073709551615n
 
 export const UINT64_RULE = 'must be a decimal unsigned 64-bit integer'
 
-/** A decimal unsigned 64-bit integer in a path, e.g. an epoch or BLS epoch id. */
-export const Uint64Param = Type.String({ pattern: '^[0-9]{1,20}$', description: UINT64_RULE })
+/**
+ * A decimal unsigned 64-bit integer in a path, e.g. a BLS epoch id. Malformed values get
+ * strconv.ParseUint's words (x-go-int, http/param-errors.ts); the handler checks the range.
+ */
+export const Uint64Param = Type.String({ pattern: '^[0-9]+$', description: UINT64_RULE, 'x-go-int': 'uint64' })
 
 /** Decimal string known to match Uint64Param; false when it overflows 64 bits. */
 export function fitsUint64 (decimal: string): boolean {

@@ -26,14 +26,14 @@ function g2Limbs (compressed: Uint8Array): string {
 }
 
 const PARTICIPANTS = [
-  { address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', percentage_weight: '0.625000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_end_index: 62 },
+  { address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', percentage_weight: '0.625000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 0, slot_end_index: 62 },
   { address: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v', percentage_weight: '0.375000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 63, slot_end_index: 99 }
 ]
 
 t.test('GET /v1/bls/epoch/:id', async (t) => {
   const { app, sim } = await buildTestApp(t)
 
-  await t.test('answers the legacy EpochBLSData with both points uncompressed', async (t) => {
+  await t.test('answers EpochBLSData as protoToAPIJSON writes it, with both points uncompressed', async (t) => {
     const res = await app.inject('/v1/bls/epoch/7')
     t.equal(res.statusCode, 200)
     t.match(res.headers['content-type'], /^application\/json/)
@@ -43,7 +43,7 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
         i_total_slots: 100,
         t_slots_degree: 50,
         participants: PARTICIPANTS,
-        dkg_phase: 3,
+        dkg_phase: 'DKG_PHASE_COMPLETED',
         dealing_phase_deadline_block: 1843120,
         verifying_phase_deadline_block: 1843125,
         disputing_phase_deadline_block: 1843128,
@@ -56,9 +56,10 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
           },
           null
         ],
-        verification_submissions: [{ dealer_validity: [true, false] }, {}],
+        verification_submissions: [{ dealer_validity: [true, false] }, { dealer_validity: [] }],
         valid_dealers: [true, false],
         candidate_valid_dealers: [true, false],
+        dealer_complaints: [],
         validation_signature: b64(VALIDATION_SIGNATURE)
       },
       group_public_key_uncompressed_256: g2Limbs(GROUP_PUBLIC_KEY),
@@ -67,7 +68,8 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     const body = res.json()
     t.equal(Buffer.from(body.group_public_key_uncompressed_256, 'base64').length, 256)
     t.equal(Buffer.from(body.validation_signature_uncompressed_128, 'base64').length, 128)
-    t.match(res.body, /^\{"epoch_data":\{"epoch_id":7,"i_total_slots":100,/, 'keys in the Go order, enums as numbers')
+    t.match(res.body, /^\{"epoch_data":\{"epoch_id":7,"i_total_slots":100,/, 'keys in the proto order, integers as numbers')
+    t.match(res.body, /"dkg_phase":"DKG_PHASE_COMPLETED",/, 'the enum as its name')
     t.same(sim.requests, [`${GATEWAY}/epoch_data/7`])
   })
 
@@ -86,9 +88,12 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     t.equal(body.epoch_data.validation_signature, b64(G1_OUTSIDE_SUBGROUP), 'the raw bytes are still there')
   })
 
-  await t.test('an epoch still dealing: zero fields left out, participants null, no points', async (t) => {
+  await t.test('an epoch still dealing: every field present with its default, empty bytes null, no points', async (t) => {
     const res = await app.inject('/v1/bls/epoch/9')
-    t.equal(res.body, '{"epoch_data":{"epoch_id":9,"participants":null,"dkg_phase":1},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+    t.equal(res.body, '{"epoch_data":{"epoch_id":9,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":"DKG_PHASE_DEALING",' +
+      '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
+      '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
+      '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
   })
 
   await t.test('keeps uint64 and int64 extremes exact', async (t) => {
@@ -111,20 +116,40 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     for (const id of [10, 11]) {
       const res = await app.inject(`/v1/bls/epoch/${id}`)
       t.equal(res.statusCode, 200)
-      t.equal(res.body, '{"epoch_data":{"participants":null},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+      t.equal(res.body, '{"epoch_data":{"epoch_id":0,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":"DKG_PHASE_UNDEFINED",' +
+        '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
+        '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
+        '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
     }
   })
 
   await t.test('rejects ids that are not uint64 before any chain request', async (t) => {
     sim.resetCounts()
-    for (const bad of ['18446744073709551616', '99999999999999999999', '123456789012345678901', 'abc', '-1', '1.5', '0x10', '%2F..%2Fparams', '1%20']) {
+    const binder = (value: string, reason: string): string =>
+      `Invalid format for parameter id: error binding string parameter: strconv.ParseUint: parsing ${JSON.stringify(value)}: ${reason}`
+    const cases: Array<[string, string]> = [
+      ['18446744073709551616', binder('18446744073709551616', 'value out of range')],
+      ['99999999999999999999', binder('99999999999999999999', 'value out of range')],
+      ['123456789012345678901', binder('123456789012345678901', 'value out of range')],
+      ['abc', binder('abc', 'invalid syntax')],
+      ['-1', binder('-1', 'invalid syntax')],
+      ['1.5', binder('1.5', 'invalid syntax')],
+      ['0x10', binder('0x10', 'invalid syntax')],
+      ['%2F..%2Fparams', binder('/../params', 'invalid syntax')],
+      ['1%20', binder('1 ', 'invalid syntax')],
+      ['%0A', 'Invalid format for parameter id: error binding string parameter: strconv.ParseUint: parsing "\\n": invalid syntax'],
+      ['', 'Invalid format for parameter id: parameter \'id\' is empty, can\'t bind its value']
+    ]
+    for (const [bad, message] of cases) {
       const res = await app.inject(`/v1/bls/epoch/${bad}`)
       t.equal(res.statusCode, 400, bad)
-      t.same(res.json(), { message: 'invalid path parameter id: must be a decimal unsigned 64-bit integer' })
+      t.same(res.json(), { message }, bad)
     }
     const alias = await app.inject('/v1/bls/epochs/18446744073709551616')
     t.equal(alias.statusCode, 400)
     t.equal(sim.count(), 0, 'no chain request made')
+    const zeros = await app.inject(`/v1/bls/epochs/${'0'.repeat(30)}7`)
+    t.equal(zeros.statusCode, 200, 'leading zeros beyond 20 digits are still a uint64, as for ParseUint')
   })
 
   await t.test('every gateway error is 500 "Failed to query BLS epoch data: …", NotFound included', async (t) => {
@@ -173,7 +198,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
         data: ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo='],
         encoded_data: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo=',
         message_hash: '3q2+796tvu/erb7v3q2+796tvu/erb7v3q2+796tvu8=',
-        status: 3,
+        status: 'THRESHOLD_SIGNING_STATUS_COMPLETED',
         partial_signatures: [
           { participant_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', slot_indices: [0, 1, 2], signature: b64(FINAL_SIGNATURE) }
         ],
@@ -198,15 +223,16 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
   await t.test('accepts upper-case hex', async (t) => {
     const res = await app.inject(`/v1/bls/signatures/${COMPLETED_REQUEST_ID.toUpperCase()}`)
     t.equal(res.statusCode, 200)
-    t.equal(res.json().signing_request.status, 3)
+    t.equal(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_COMPLETED')
   })
 
-  await t.test('a pending request: numeric status, partial_signatures null, no signature yet', async (t) => {
+  await t.test('a pending request: status as its name, every field present, no signature yet', async (t) => {
     const res = await app.inject(`/v1/bls/signatures/${PENDING_REQUEST_ID}`)
     t.equal(res.statusCode, 200)
     t.equal(res.body, `{"signing_request":{"request_id":"${b64(Buffer.from(PENDING_REQUEST_ID, 'hex'))}","current_epoch_id":7,` +
-      '"chain_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=","status":1,"partial_signatures":null,"created_block_height":1843210},' +
-      '"uncompressed_signature_128":null}')
+      '"chain_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=","data":[],"encoded_data":null,"message_hash":null,' +
+      '"status":"THRESHOLD_SIGNING_STATUS_PENDING_SIGNING","partial_signatures":[],"final_signature":null,' +
+      '"created_block_height":1843210,"deadline_block_height":0},"uncompressed_signature_128":null}')
   })
 
   await t.test('NotFound is 200 {"signing_request": null}: clients poll until it exists', async (t) => {
@@ -222,7 +248,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       sim.override(SIGNING + gatewayId(id), { signing_request: { ...request, final_signature: finalSignature } })
       const res = await app.inject(`/v1/bls/signatures/${id}`)
       t.equal(res.statusCode, 200)
-      t.equal(res.json().signing_request.status, 3)
+      t.equal(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_COMPLETED')
       t.equal(res.json().uncompressed_signature_128, null)
     }
   })
@@ -233,7 +259,9 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       signing_request: { status: 'THRESHOLD_SIGNING_STATUS_FAILED', final_signature: b64(FINAL_SIGNATURE) }
     })
     const res = await app.inject(`/v1/bls/signatures/${id}`)
-    t.same(res.json(), { signing_request: { status: 4, partial_signatures: null, final_signature: b64(FINAL_SIGNATURE) }, uncompressed_signature_128: null })
+    t.same(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_FAILED')
+    t.same(res.json().signing_request.final_signature, b64(FINAL_SIGNATURE))
+    t.equal(res.json().uncompressed_signature_128, null)
   })
 
   await t.test('keeps uint64 and int64 extremes exact', async (t) => {
@@ -241,7 +269,8 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
     sim.override(SIGNING + gatewayId(id),
       '{"signing_request":{"current_epoch_id":"18446744073709551615","status":"THRESHOLD_SIGNING_STATUS_EXPIRED","created_block_height":"9223372036854775807","deadline_block_height":"-9223372036854775808"}}')
     const res = await app.inject(`/v1/bls/signatures/${id}`)
-    t.equal(res.body, '{"signing_request":{"current_epoch_id":18446744073709551615,"status":5,"partial_signatures":null,' +
+    t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":18446744073709551615,"chain_id":null,"data":[],"encoded_data":null,' +
+      '"message_hash":null,"status":"THRESHOLD_SIGNING_STATUS_EXPIRED","partial_signatures":[],"final_signature":null,' +
       '"created_block_height":9223372036854775807,"deadline_block_height":-9223372036854775808},"uncompressed_signature_128":null}')
   })
 
@@ -250,7 +279,9 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
     sim.override(SIGNING + gatewayId('eeeeee'), {})
     for (const id of ['dddddd', 'eeeeee']) {
       const res = await app.inject(`/v1/bls/signatures/${id}`)
-      t.equal(res.body, '{"signing_request":{"partial_signatures":null},"uncompressed_signature_128":null}')
+      t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":0,"chain_id":null,"data":[],"encoded_data":null,' +
+        '"message_hash":null,"status":"THRESHOLD_SIGNING_STATUS_UNDEFINED","partial_signatures":[],"final_signature":null,' +
+        '"created_block_height":0,"deadline_block_height":0},"uncompressed_signature_128":null}')
     }
   })
 

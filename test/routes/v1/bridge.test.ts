@@ -3,7 +3,7 @@ import { buildTestApp } from '../../fixtures/app.js'
 import { BRIDGE_ADDRESSES } from '../../fixtures/chain-simulator/data/bridge.js'
 
 const BRIDGE = '/productscience/inference/inference/bridge_addresses/'
-const INVALID = 'invalid query parameter chain: must be a chain name: letters, digits, "_" or "-", at most 64 characters'
+const INVALID = 'Invalid format for parameter chain: must be a chain name: letters, digits, "_" or "-", at most 64 characters'
 
 t.test('GET /v1/bridge/addresses?chain=ethereum lists the bridge contract addresses', async (t) => {
   const { app, sim } = await buildTestApp(t)
@@ -42,7 +42,7 @@ t.test('GET /v1/bridge/addresses rejects a missing or malformed chain before any
   for (const query of ['', '?', '?chains=ethereum', '?Chain=ethereum']) {
     const res = await app.inject(`/v1/bridge/addresses${query}`)
     t.equal(res.statusCode, 400, query)
-    t.same(res.json(), { message: 'missing query parameter chain' })
+    t.same(res.json(), { message: 'Invalid format for parameter chain: query parameter \'chain\' is required' }, 'the Go binder\'s words')
   }
   for (const bad of ['', 'a'.repeat(65), 'eth%2F..%2F..%2Fnode_info', '..', 'eth.x', 'eth%00', 'eth%20x', 'eth%3Fx%3D1', '%C3%A9th', 'ethereum&chain=polygon']) {
     const res = await app.inject(`/v1/bridge/addresses?chain=${bad}`)

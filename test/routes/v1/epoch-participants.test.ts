@@ -1,6 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { blockAt, VALIDATORS } from '../../fixtures/chain-simulator/data/node.js'
+import { createHash } from 'node:crypto'
+import { PROPOSER, SIGNER, VALIDATORS } from '../../fixtures/chain-simulator/data/node.js'
 import {
   ACTIVE_PARTICIPANTS, CORRUPT_EPOCH, CREATED_AT, CURRENT_EPOCH, encodeActiveParticipants, EXTREME_EPOCH, GENESIS_EPOCH, PRUNED_EPOCH, storeKey
 } from '../../fixtures/chain-simulator/data/epochs.js'
@@ -14,6 +15,7 @@ const CURRENT = '/productscience/inference/inference/get_current_epoch'
 const GOLDEN_KEYS = ['active_participants', 'addresses', 'active_participants_bytes', 'proof_ops', 'validators', 'block', 'excluded_participants']
 const PARTICIPANTS_KEYS = ['participants', 'epoch_group_id', 'poc_start_block_height', 'effective_block_height', 'created_at_block_height', 'epoch_id']
 const keyParam = (epoch: number): string => encodeURIComponent(storeKey(BigInt(epoch)).toString('base64'))
+const hexOf = (text: string): string => createHash('sha256').update(text).digest('hex').toUpperCase()
 
 // One app and simulator for the whole file (building an app compiles every route's schemas,
 // slow on a loaded machine); each test starts with no faults, overrides or counts.
@@ -37,10 +39,8 @@ t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, vali
     validator_key: 'not-a-base64-key!',
     weight: 410,
     inference_url: 'http://203.0.113.17:8000',
-    models: [],
-    seed: null,
-    ml_nodes: []
-  }, 'defaults emitted, not omitted')
+    voting_powers: [{ model_id: 'Qwen/Qwen3-32B', voting_power: 1250 }]
+  }, 'encoding/json of the gogoproto struct: empty models, nil seed and empty ml_nodes left out (omitempty)')
   t.same(body.active_participants.participants[0].ml_nodes[1], {
     ml_nodes: [{ node_id: 'node-b', throughput: 3000, poc_weight: 550, timeslot_allocation: [true, true] }]
   })
@@ -53,8 +53,36 @@ t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, vali
   t.equal(body.active_participants_bytes, Buffer.from(encodeActiveParticipants(ACTIVE_PARTICIPANTS)).toString('hex'), 'the store value, lower-case hex')
   t.same(body.proof_ops.ops.map((op: { type: string }) => op.type), ['ics23:iavl', 'ics23:simple'])
   t.equal(body.proof_ops.ops[0].key, storeKey(BigInt(CURRENT_EPOCH)).toString('base64'))
-  t.same(body.block, (blockAt(CREATED_AT + 1) as { sdk_block: unknown }).sdk_block, 'sdk_block of height + 1, protojson as given')
-  t.equal(body.block.header.height, String(CREATED_AT + 1), 'protojson: int64 as a string')
+  t.same(body.block, {
+    header: {
+      version: { block: 11 },
+      chain_id: 'gonka-mainnet',
+      height: CREATED_AT + 1,
+      time: '2026-01-15T10:00:00.12Z',
+      last_block_id: { hash: hexOf(`block-${CREATED_AT}`), parts: { total: 1, hash: hexOf('parts') } },
+      last_commit_hash: hexOf('last-commit'),
+      data_hash: hexOf('data'),
+      validators_hash: hexOf('validators'),
+      next_validators_hash: hexOf('validators'),
+      consensus_hash: hexOf('consensus'),
+      app_hash: hexOf(`app-${CREATED_AT + 1}`),
+      last_results_hash: '',
+      evidence_hash: hexOf('evidence'),
+      proposer_address: PROPOSER.toString('hex').toUpperCase()
+    },
+    data: { txs: [Buffer.from('tx-1').toString('base64')] },
+    evidence: { evidence: [] },
+    last_commit: {
+      height: CREATED_AT,
+      round: 0,
+      block_id: { hash: hexOf(`block-${CREATED_AT}`), parts: { total: 1, hash: hexOf('parts') } },
+      signatures: [
+        { block_id_flag: 2, validator_address: SIGNER.toString('hex').toUpperCase(), timestamp: '2026-01-15T09:59:54.987654321Z', signature: Buffer.alloc(64, 7).toString('base64') },
+        { block_id_flag: 1, validator_address: '', timestamp: '0001-01-01T00:00:00Z', signature: null }
+      ]
+    }
+  }, 'block (not sdk_block) of height + 1 as CometBFT types.Block through Go\'s encoding/json')
+  t.match(res.body, /"block":\{"header":\{"version":\{"block":11\},"chain_id":"gonka-mainnet","height":1842006,"time":/, 'CometBFT\'s field order')
   t.same(body.validators[0], {
     address: 'E94C3E772C5D86181B79D83776A55D731883A5AA',
     pub_key: VALIDATORS[0]?.key,
@@ -92,7 +120,7 @@ t.test('created at height 0: no proof query, no block, no validator set', async 
   t.same(body.validators, [])
   t.same(body.excluded_participants, [])
   t.not(body.active_participants_bytes, '')
-  t.equal(body.active_participants.created_at_block_height, 0)
+  t.notOk('created_at_block_height' in body.active_participants, 'zero: left out (omitempty)')
   t.same(sim.requests, [`${ABCI}?path=store%2Finference%2Fkey&data=${keyParam(GENESIS_EPOCH)}`, `${EXCLUDED}${GENESIS_EPOCH}`])
   t.equal(sim.count(BLOCKS), 0)
   t.equal(sim.count(VALIDATOR_SETS), 0)
@@ -103,8 +131,8 @@ t.test('64-bit values survive exactly: uint64 max epoch_id, int64 max heights', 
   t.equal(res.statusCode, 200)
   t.match(res.body, /"epoch_group_id":18446744073709551615,"poc_start_block_height":-9223372036854775808,"effective_block_height":9223372036854775807,"created_at_block_height":9223372036854775807,"epoch_id":18446744073709551615\}/)
   t.match(res.body, /"weight":9223372036854775807,/)
-  t.match(res.body, /"seed":\{"participant":"gonka1extreme","epoch_index":18446744073709551615,"signature":""\}/)
-  t.match(res.body, /"throughput":-9223372036854775808,"poc_weight":9223372036854775807,/)
+  t.match(res.body, /"seed":\{"participant":"gonka1extreme","epoch_index":18446744073709551615\}/, 'the empty signature left out')
+  t.match(res.body, /"throughput":-9223372036854775808,"poc_weight":9223372036854775807\}/)
   t.ok(sim.requests.includes(`${VALIDATOR_SETS}9223372036854775807`))
   t.ok(sim.requests.includes(`${BLOCKS}9223372036854775808`))
   t.notOk('block' in res.json(), 'a block beyond the chain is left out')
@@ -165,12 +193,23 @@ t.test('the block after the entry is optional: any failure leaves it out', async
   t.ok(logs.some((l) => l.msg === 'block after the active participants is not available'))
 
   sim.clearFaults()
-  sim.override(`${BLOCKS}${CREATED_AT + 1}`, { block_id: {}, block: { header: { height: String(CREATED_AT + 1) } } })
-  const legacy = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
-  t.same(legacy.json().block, { header: { height: String(CREATED_AT + 1) } }, 'an older gateway without sdk_block: block')
+  sim.override(`${BLOCKS}${CREATED_AT + 1}`, { block_id: {}, block: null, sdk_block: { header: { height: String(CREATED_AT + 1) } } })
+  t.notOk('block' in (await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)).json(), 'only sdk_block: Go converts block, so none')
 
-  sim.override(`${BLOCKS}${CREATED_AT + 1}`, { block_id: {}, block: null, sdk_block: null })
-  t.notOk('block' in (await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)).json())
+  sim.override(`${BLOCKS}${CREATED_AT + 1}`, { block_id: {}, block: { header: { version: { block: '11' }, height: '5', proposer_address: 'AAAA' } } })
+  const refused = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
+  t.equal(refused.statusCode, 200)
+  t.notOk('block' in refused.json(), 'a block comettypes.BlockFromProto refuses is left out, as in Go')
+  t.ok(logs.some((l) => l.msg === 'block after the active participants is not a valid CometBFT block; left out'))
+})
+
+t.test('proof ops are cometbft crypto.ProofOps through encoding/json: empty fields left out', async (t) => {
+  const stored = Buffer.from(encodeActiveParticipants(ACTIVE_PARTICIPANTS)).toString('base64')
+  sim.override(ABCI, { code: 0, value: stored, proof_ops: { ops: [{ type: 'ics23:iavl', key: '', data: 'ZGF0YQ==' }, { type: '', key: null }] } })
+  const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
+  t.same(res.json().proof_ops, { ops: [{ type: 'ics23:iavl', data: 'ZGF0YQ==' }, {}] })
+  sim.override(ABCI, { code: 0, value: stored, proof_ops: { ops: [] } })
+  t.same((await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)).json().proof_ops, { ops: null }, 'a nil ops slice is null')
 })
 
 t.test('a validator set error is mapped; a sparse set still answers', async (t) => {

@@ -58,12 +58,26 @@ t.test('GET /v1/epochs/latest computes phase and stages from EpochInfo', async (
   t.equal(body.is_confirmation_poc_active, true)
   t.same(body.active_confirmation_poc_event, {
     epoch_index: 42,
+    event_sequence: 0,
     trigger_height: 1843100,
     generation_start_height: 1843110,
-    phase: 2,
+    phase: 'CONFIRMATION_POC_GENERATION',
     poc_seed_block_hash: EPOCH_INFO.active_confirmation_poc_event.poc_seed_block_hash,
-    recipe: EPOCH_INFO.active_confirmation_poc_event.recipe
-  }, 'enum as its number, event_sequence 0 left out')
+    recipe: {
+      stage_height: 1843110,
+      scheme: 'POC_SCHEME_PREFILL',
+      tracking: false,
+      poc_stronger_rng_enabled: true,
+      models: [{
+        model_id: 'Qwen/Qwen3-32B',
+        seq_len: 1024,
+        stat_test: { dist_threshold: { value: 4, exponent: -1 }, p_mismatch: { value: 1, exponent: -1 }, p_value_threshold: { value: 5, exponent: -2 } },
+        weight_scale_factor: { value: 1, exponent: 0 },
+        penalty_start_epoch: 0
+      }]
+    }
+  }, 'protoToAPIJSON: phase as its name, zero fields kept, the recipe\'s integers as numbers')
+  t.match(res.body, /"active_confirmation_poc_event":\{"epoch_index":42,"event_sequence":0,"trigger_height":1843100,/, 'Go\'s field order')
   t.equal(sim.count(), 1, 'one chain request')
 })
 
@@ -81,6 +95,14 @@ t.test('no active confirmation PoC event: the key is absent', async (t) => {
   t.equal(res.statusCode, 200)
   t.equal(res.json().is_confirmation_poc_active, false)
   t.notOk('active_confirmation_poc_event' in res.json())
+})
+
+t.test('a sparse confirmation PoC event: every field present with its default, recipe null', async (t) => {
+  sim.override(EPOCH_INFO_PATH, JSON.stringify({ ...EPOCH_INFO, active_confirmation_poc_event: { epoch_index: '18446744073709551615', phase: 4 } }))
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 200)
+  t.match(res.body, /"active_confirmation_poc_event":\{"epoch_index":18446744073709551615,"event_sequence":0,"trigger_height":0,"generation_start_height":0,"phase":"4","poc_seed_block_hash":"","recipe":null\}/,
+    'an enum number the names lack is written as it came (the schema types phase a string)')
 })
 
 t.test('epoch 0 (genesis): Inference, stages zero except next_poc_start', async (t) => {

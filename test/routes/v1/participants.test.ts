@@ -108,7 +108,7 @@ t.test('GET /v1/participants/:address', async (t) => {
     for (const bad of ['GONKA1ABC', 'gonka1%2F..%2Fnode_info', 'a'.repeat(91), 'gonka1%C3%A9', 'gonka1@x', 'gonka1%23x', '..%2F..%2Fcosmos']) {
       const res = await app.inject(`/v1/participants/${bad}`)
       t.equal(res.statusCode, 400, bad)
-      t.same(res.json(), { message: 'invalid path parameter address: must be a bech32 address: lower-case letters and digits, at most 90 characters' })
+      t.same(res.json(), { message: 'Invalid format for parameter address: must be a bech32 address: lower-case letters and digits, at most 90 characters' })
     }
     t.equal(sim.count(), 0, 'no chain request made')
   })

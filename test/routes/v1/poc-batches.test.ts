@@ -80,15 +80,35 @@ t.test('heights are int64: extremes pass exactly, leading zeros are dropped', as
   }
 })
 
-t.test('bad heights are 400 before any chain request', async (t) => {
-  const message = 'invalid path parameter epoch: must be a decimal signed 64-bit integer (a block height)'
-  // '' is /v1/poc-batches/ : the route with an empty height.
-  for (const bad of ['latest', '1.5', '+1', '0x10', '1e3', '9223372036854775808', '-9223372036854775809', '99999999999999999999', '%20', '1%2F..%2Fparams', '']) {
+t.test('bad heights are 400 with the Go binder\'s strconv message, before any chain request', async (t) => {
+  const syntax = (value: string): string => `Invalid format for parameter epoch: error binding string parameter: strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`
+  const range = (value: string): string => `Invalid format for parameter epoch: error binding string parameter: strconv.ParseInt: parsing "${value}": value out of range`
+  const cases: Array<[string, string]> = [
+    ['latest', syntax('latest')],
+    ['1.5', syntax('1.5')],
+    ['0x10', syntax('0x10')],
+    ['1e3', syntax('1e3')],
+    ['++1', syntax('++1')],
+    ['%20', syntax(' ')],
+    ['1%2F..%2Fparams', syntax('1/../params')],
+    ['9223372036854775808', range('9223372036854775808')],
+    ['-9223372036854775809', range('-9223372036854775809')],
+    ['99999999999999999999', range('99999999999999999999')],
+    // /v1/poc-batches/ : the route with an empty height.
+    ['', 'Invalid format for parameter epoch: parameter \'epoch\' is empty, can\'t bind its value']
+  ]
+  for (const [bad, message] of cases) {
     const res = await app.inject(`/v1/poc-batches/${bad}`)
     t.equal(res.statusCode, 400, bad)
     t.same(res.json(), { message }, bad)
   }
   t.equal(sim.count(), 0)
+})
+
+t.test('a signed height is read as strconv.ParseInt reads it', async (t) => {
+  sim.resetCounts()
+  await app.inject('/v1/poc-batches/+1842000')
+  t.same(sim.requests, [`${STAGE}1842000`])
 })
 
 t.test('a chain gateway error is a bare 500, as the Go service answered it', async (t) => {

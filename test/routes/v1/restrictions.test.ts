@@ -149,7 +149,7 @@ t.test('GET /v1/restrictions/exemptions/:id/usage/:account', async (t) => {
     for (const bad of ['a'.repeat(129), 'has%20space', '..%2F..%2Fstatus', 'x%2Fy', 'caf%C3%A9', 'a%26account_address%3Dx', 'a%3Fb']) {
       const res = await app.inject(`/v1/restrictions/exemptions/${bad}/usage/${ACCOUNT}`)
       t.equal(res.statusCode, 400, bad)
-      t.same(res.json(), { message: 'invalid path parameter id: must be 1 to 128 letters, digits, ".", "_", ":" or "-"' })
+      t.same(res.json(), { message: 'Invalid format for parameter id: must be 1 to 128 letters, digits, ".", "_", ":" or "-"' })
     }
     t.equal(sim.count(), 0, 'no chain request made')
   })
@@ -159,7 +159,7 @@ t.test('GET /v1/restrictions/exemptions/:id/usage/:account', async (t) => {
     for (const bad of ['GONKA1ABC', 'gonka1%2F..', 'a'.repeat(91), 'gonka1%26x%3D1']) {
       const res = await app.inject(`/v1/restrictions/exemptions/never-used/usage/${bad}`)
       t.equal(res.statusCode, 400, bad)
-      t.same(res.json(), { message: 'invalid path parameter account: must be a bech32 address: lower-case letters and digits, at most 90 characters' })
+      t.same(res.json(), { message: 'Invalid format for parameter account: must be a bech32 address: lower-case letters and digits, at most 90 characters' })
     }
     t.equal(sim.count(), 0, 'no chain request made')
   })

@@ -1,0 +1,103 @@
+import { Type, type TNull, type TObject, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
+import { int64 } from './proto-json.js'
+
+// The newest Go edge-api's protoToAPIJSON (zpoken/gonka common/queryapi/protojson.go@ef1a5efd):
+// the protojson the chain gateway also speaks (cosmos codec.ProtoMarshalJSON: OrigName,
+// EmitDefaults), with int32/int64/uint32/uint64 fields rewritten as JSON numbers. So, unlike
+// the encoding/json shape of proto-json.ts:
+// - enums stay names ("DKG_PHASE_COMPLETED"); a value the chain's enum lacks stays a number;
+// - every field is present: 0, "", false, [] for an empty list, null for an unset message
+//   or empty bytes (jsonpb hands a nil []byte to encoding/json, which writes null);
+// - fields the schema does not list are dropped, as Go drops what its compiled struct lacks.
+// Used for BLS epoch_data and signing_request and for active_confirmation_poc_event.
+
+const ENUM_KEY = 'x-api-enum'
+const BYTES_KEY = 'x-api-bytes'
+
+/** A protobuf enum written as its name; `names[0]` is the zero value. */
+export function ApiEnum (names: readonly [string, ...string[]]): TUnsafe<string> {
+  return Type.Unsafe<string>({ type: 'string', enum: [...names], description: `enum name; ${names[0]} when unset`, [ENUM_KEY]: true })
+}
+
+/** A protobuf bytes field: base64, null when empty. */
+export function ApiBytes (description = 'base64'): TUnion<[TString, TNull]> {
+  return { ...Type.String({ description: `${description}; null when empty` }), nullable: true, [BYTES_KEY]: true } as never
+}
+
+/** A nested message: null when unset. */
+export function ApiMessage<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
+  return { ...schema, nullable: true } as never
+}
+
+/**
+ * A message whose full layout is not known here (PocStageRecipe: its model configs change
+ * between chain versions): the listed fields are converted, any other field is passed on as
+ * the gateway gives it, and missing fields are not filled in.
+ */
+export function ApiOpenMessage<T extends TProperties> (properties: T, description: string): TObject<{ [K in keyof T]: TOptional<T[K]> }> {
+  const optional = Object.fromEntries(Object.entries(properties).map(([key, schema]) => [key, Type.Optional(schema)]))
+  return Type.Object(optional, { additionalProperties: true, description }) as never
+}
+
+interface Schema {
+  type?: string
+  properties?: Record<string, Schema>
+  additionalProperties?: boolean
+  items?: Schema
+  nullable?: boolean
+  enum?: string[]
+  [ENUM_KEY]?: boolean
+  [BYTES_KEY]?: boolean
+}
+
+type Json = null | boolean | number | bigint | string | Json[] | { [key: string]: Json }
+
+/** Converts a gateway protojson message to the shape `schema` describes, as protoToAPIJSON writes it. */
+export function toApiJson<T extends TSchema> (schema: T, value: unknown): Static<T> {
+  // convert() writes exactly what the schema describes, so its result is the schema's type.
+  return convert(schema as Schema, value) as Static<T>
+}
+
+function convert (schema: Schema, value: unknown): Json {
+  if (value === undefined || value === null) return zero(schema)
+  switch (schema.type) {
+    case 'integer': return typeof value === 'number' || typeof value === 'string' ? int64(value) : 0
+    case 'number': return typeof value === 'number' ? value : 0
+    case 'boolean': return value === true
+    case 'string':
+      // An enum value the chain's enum lacks arrives as its number and stays one.
+      if (schema[ENUM_KEY] === true && typeof value === 'number') return value
+      return typeof value === 'string' && !(value === '' && schema[BYTES_KEY] === true) ? value : zero(schema)
+    case 'array': {
+      const items = schema.items as Schema
+      return Array.isArray(value) ? value.map((item) => (item === null ? null : convert(items, item))) : []
+    }
+    default: return object(schema, value)
+  }
+}
+
+function object (schema: Schema, value: unknown): Json {
+  if (typeof value !== 'object' || Array.isArray(value)) return zero(schema)
+  const input = value as Record<string, unknown>
+  const open = schema.additionalProperties === true
+  const out: Record<string, Json> = open ? { ...input as Record<string, Json> } : {}
+  for (const [key, field] of Object.entries(schema.properties as Record<string, Schema>)) {
+    if (open && !(key in input)) continue
+    out[key] = convert(field, input[key])
+  }
+  return out
+}
+
+/** The value EmitDefaults writes for an unset field. */
+function zero (schema: Schema): Json {
+  if (schema[BYTES_KEY] === true || schema.nullable === true) return null
+  switch (schema.type) {
+    case 'integer':
+    case 'number': return 0
+    case 'boolean': return false
+    case 'string': return schema.enum?.[0] ?? ''
+    case 'array': return []
+    // A message embedded by value (gogoproto nullable=false) is all defaults, never null.
+    default: return object(schema, {})
+  }
+}

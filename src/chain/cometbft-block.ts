@@ -1,0 +1,345 @@
+import { Type, type Static, type TNull, type TSchema, type TString, type TUnion } from 'typebox'
+import { Int32, Int64, Uint64 } from './proto-json.js'
+import { base64OrNull, bytesOf, goInt, hexUpper, rfc3339Nano } from './go-json.js'
+
+// The block in /v1/epochs/{epoch}/participants, as the newest Go edge-api writes it:
+// comettypes.BlockFromProto(GetBlockByHeight().Block) through encoding/json
+// (zpoken/gonka common/queryapi/epoch.go@ef1a5efd, "Legacy dapi returned the native comet
+// types.Block via encoding/json"; golden file tests/testdata/dapi_epoch_participants_golden.json
+// @ef1a5efd; CometBFT v0.38 types/block.go, per edge-api/go.mod@89ff8bdb). So: int64 as JSON
+// numbers, HexBytes (hashes, addresses) as upper-case hex ("" when empty), []byte
+// (signatures, txs) as base64 (null when empty), times as RFC3339Nano, BlockIDFlag and
+// SignedMsgType as numbers, keys in the Go structs' order.
+//
+// The input is the chain gateway's `block` (tendermint.types.Block in protojson), the same
+// message Go converts; `sdk_block` (bech32 proposer) is not used, as Go does not use it.
+
+const Hex = (description: string): ReturnType<typeof Type.String> => Type.String({ description: `${description}: upper-case hex (cometbft HexBytes)` })
+const Base64OrNull = (description: string): TUnion<[TString, TNull]> => Nullable(Type.String({ description: `${description}: base64, null when empty (Go []byte)` }))
+const Time = (): ReturnType<typeof Type.String> => Type.String({ description: 'RFC3339Nano, UTC' })
+
+// Emitted as OpenAPI's `nullable` rather than anyOf, like routes/v1/schemas.ts Nullable: the
+// serializer validates anyOf branches with Ajv, which cannot see a bigint as an integer.
+function Nullable<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
+  return { ...schema, nullable: true } as never
+}
+
+const PartSetHeader = Type.Object({ total: Type.Integer({ format: 'uint32' }), hash: Hex('part set hash') })
+const BlockID = Type.Object({ hash: Hex('block hash'), parts: PartSetHeader })
+
+const Header = Type.Object({
+  // cmtversion.Consensus is a gogoproto struct: its fields are omitempty.
+  version: Type.Object({ block: Type.Optional(Uint64()), app: Type.Optional(Uint64()) }),
+  chain_id: Type.String(),
+  height: Int64(),
+  time: Time(),
+  last_block_id: BlockID,
+  last_commit_hash: Hex('hash'),
+  data_hash: Hex('hash'),
+  validators_hash: Hex('hash'),
+  next_validators_hash: Hex('hash'),
+  consensus_hash: Hex('hash'),
+  app_hash: Hex('the app hash the proof is checked against'),
+  last_results_hash: Hex('hash'),
+  evidence_hash: Hex('hash'),
+  proposer_address: Hex('proposer consensus address')
+})
+
+const CommitSig = Type.Object({
+  block_id_flag: Type.Integer({ description: '1 absent, 2 commit, 3 nil (BlockIDFlag byte)' }),
+  validator_address: Hex('validator consensus address'),
+  timestamp: Time(),
+  signature: Base64OrNull('signature')
+})
+
+const Commit = Type.Object({
+  height: Int64(),
+  round: Int32(),
+  block_id: BlockID,
+  signatures: Type.Array(CommitSig)
+})
+
+const Vote = Type.Object({
+  type: Type.Integer({ description: 'SignedMsgType: 1 prevote, 2 precommit, 32 proposal' }),
+  height: Int64(),
+  round: Int32(),
+  block_id: BlockID,
+  timestamp: Time(),
+  validator_address: Hex('validator consensus address'),
+  validator_index: Int32(),
+  signature: Base64OrNull('signature'),
+  extension: Base64OrNull('vote extension'),
+  extension_signature: Base64OrNull('vote extension signature')
+})
+
+const Validator = Type.Object({
+  address: Hex('consensus address'),
+  pub_key: Base64OrNull('consensus key bytes (crypto.PubKey, ed25519 or secp256k1)'),
+  voting_power: Int64(),
+  proposer_priority: Int64()
+})
+
+const LightBlock = Type.Object({
+  signed_header: Nullable(Type.Object({ header: Nullable(Header), commit: Nullable(Commit) })),
+  validator_set: Nullable(Type.Object({ validators: Nullable(Type.Array(Validator)), proposer: Nullable(Validator) }))
+})
+
+// EvidenceList holds the Evidence interface, which encoding/json writes as the concrete
+// struct: DuplicateVoteEvidence or LightClientAttackEvidence. One schema with the keys of
+// both, in an order that keeps each struct's own field order; the untagged fields keep
+// their Go names.
+const Evidence = Type.Object({
+  vote_a: Type.Optional(Nullable(Vote)),
+  vote_b: Type.Optional(Nullable(Vote)),
+  conflicting_block: Type.Optional(Nullable(LightBlock)),
+  common_height: Type.Optional(Int64()),
+  ByzantineValidators: Type.Optional(Nullable(Type.Array(Validator))),
+  TotalVotingPower: Type.Optional(Int64()),
+  ValidatorPower: Type.Optional(Int64()),
+  Timestamp: Type.Optional(Time())
+}, { description: 'DuplicateVoteEvidence or LightClientAttackEvidence' })
+
+/** CometBFT types.Block as Go's encoding/json writes it. */
+export const CometBlock = Type.Object({
+  header: Header,
+  data: Type.Object({ txs: Type.Array(Type.String({ description: 'base64' })) }),
+  evidence: Type.Object({ evidence: Type.Array(Evidence) }),
+  last_commit: Nullable(Commit)
+}, { description: 'the block after the store entry (whose app_hash the proof is against): CometBFT types.Block through Go\'s encoding/json' })
+
+export type CometBlockJson = Static<typeof CometBlock>
+
+type Obj = Record<string, unknown>
+const obj = (value: unknown): Obj => (typeof value === 'object' && value !== null ? value as Obj : {})
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
+const int = (value: unknown): number => Number(goInt(value))
+/** A message field: null when unset (a nil pointer in Go), else converted. */
+const orNull = <T> (value: unknown, convert: (value: unknown) => T): T | null => (value === null || value === undefined ? null : convert(value))
+
+/** comettypes.BlockFromProto refused the block: Go then leaves `block` out of the answer. */
+export class InvalidBlockError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'InvalidBlockError'
+  }
+}
+
+const BLOCK_PROTOCOL = 11n // cometbft version.BlockProtocol (v0.38)
+const MAX_CHAIN_ID_LEN = 50
+const ADDRESS_SIZE = 20
+const HASH_SIZE = 32
+const MAX_SIGNATURE_SIZE = 64
+const BLOCK_ID_FLAGS: Readonly<Record<string, number>> = {
+  BLOCK_ID_FLAG_UNKNOWN: 0, BLOCK_ID_FLAG_ABSENT: 1, BLOCK_ID_FLAG_COMMIT: 2, BLOCK_ID_FLAG_NIL: 3
+}
+const SIGNED_MSG_TYPES: Readonly<Record<string, number>> = {
+  SIGNED_MSG_TYPE_UNKNOWN: 0, SIGNED_MSG_TYPE_PREVOTE: 1, SIGNED_MSG_TYPE_PRECOMMIT: 2, SIGNED_MSG_TYPE_PROPOSAL: 32
+}
+
+/**
+ * The gateway's `block` as Go's comettypes.BlockFromProto + encoding/json writes it. Throws
+ * InvalidBlockError where BlockFromProto returns no block: a header, block id or last commit
+ * that fails CometBFT's ValidateBasic, or evidence of an unknown kind. (A block the chain
+ * committed always passes; the checks keep a broken gateway answer from being passed on.)
+ * Evidence is converted but not validated further: a committed block only holds valid evidence.
+ */
+export function cometBlockFromGateway (block: unknown): CometBlockJson {
+  const b = obj(block)
+  const data = obj(b.data)
+  const lastCommit = orNull(b.last_commit, commit)
+  return {
+    header: header(b.header, true),
+    data: { txs: list(data.txs).map((tx) => bytesOf(tx).toString('base64')) },
+    evidence: { evidence: list(obj(b.evidence).evidence).map(evidence) },
+    last_commit: lastCommit
+  }
+}
+
+function header (value: unknown, validate: boolean): Static<typeof Header> {
+  const h = obj(value)
+  const version = obj(h.version)
+  const out: Static<typeof Header> = {
+    version: omitZero({ block: goInt(version.block), app: goInt(version.app) }),
+    chain_id: typeof h.chain_id === 'string' ? h.chain_id : '',
+    height: goInt(h.height),
+    time: rfc3339Nano(h.time),
+    last_block_id: blockId(h.last_block_id),
+    last_commit_hash: hash(h.last_commit_hash, 'LastCommitHash'),
+    data_hash: hash(h.data_hash, 'DataHash'),
+    validators_hash: hash(h.validators_hash, 'ValidatorsHash'),
+    next_validators_hash: hash(h.next_validators_hash, 'NextValidatorsHash'),
+    consensus_hash: hash(h.consensus_hash, 'ConsensusHash'),
+    // The app hash may have any length (CometBFT: "AppHash is arbitrary length").
+    app_hash: hexUpper(h.app_hash),
+    last_results_hash: hash(h.last_results_hash, 'LastResultsHash'),
+    evidence_hash: hash(h.evidence_hash, 'EvidenceHash'),
+    proposer_address: hexUpper(h.proposer_address)
+  }
+  if (validate) {
+    if (BigInt(out.version.block ?? 0) !== BLOCK_PROTOCOL) throw new InvalidBlockError(`block protocol is incorrect: got: ${out.version.block ?? 0}, want: ${BLOCK_PROTOCOL}`)
+    if (out.chain_id.length > MAX_CHAIN_ID_LEN) throw new InvalidBlockError('chainID is too long')
+    if (BigInt(out.height) <= 0n) throw new InvalidBlockError('zero or negative Height')
+    if (out.proposer_address.length !== ADDRESS_SIZE * 2) throw new InvalidBlockError('invalid ProposerAddress length')
+  }
+  return out
+}
+
+/** cmtversion.Consensus fields are omitempty. */
+function omitZero (version: { block: number | bigint, app: number | bigint }): Static<typeof Header>['version'] {
+  return {
+    ...(version.block !== 0 ? { block: version.block } : {}),
+    ...(version.app !== 0 ? { app: version.app } : {})
+  }
+}
+
+/** A CometBFT hash: empty or 32 bytes (types.ValidateHash), as upper-case hex. */
+function hash (value: unknown, what: string): string {
+  const bytes = bytesOf(value)
+  if (bytes.length !== 0 && bytes.length !== HASH_SIZE) throw new InvalidBlockError(`wrong ${what}: expected size to be ${HASH_SIZE} bytes, got ${bytes.length} bytes`)
+  return bytes.toString('hex').toUpperCase()
+}
+
+/** BlockIDFromProto: the protojson part_set_header becomes `parts`. */
+function blockId (value: unknown): Static<typeof BlockID> {
+  const id = obj(value)
+  const parts = obj(id.part_set_header)
+  return {
+    hash: hash(id.hash, 'BlockID hash'),
+    parts: { total: int(parts.total), hash: hash(parts.hash, 'PartSetHeader hash') }
+  }
+}
+
+/** CommitFromProto, with CommitSig.ValidateBasic and Commit.ValidateBasic. */
+function commit (value: unknown): Static<typeof Commit> {
+  const c = obj(value)
+  const out: Static<typeof Commit> = {
+    height: goInt(c.height),
+    round: int(c.round),
+    block_id: blockId(c.block_id),
+    signatures: list(c.signatures).map(commitSig)
+  }
+  if (BigInt(out.height) < 0n || out.round < 0) throw new InvalidBlockError('negative commit Height or Round')
+  if (BigInt(out.height) >= 1n) {
+    if (out.block_id.hash === '' && out.block_id.parts.total === 0 && out.block_id.parts.hash === '') throw new InvalidBlockError('commit cannot be for nil block')
+    if (out.signatures.length === 0) throw new InvalidBlockError('no signatures in commit')
+  }
+  return out
+}
+
+function commitSig (value: unknown): Static<typeof CommitSig> {
+  const s = obj(value)
+  const flag = enumNumber(s.block_id_flag, BLOCK_ID_FLAGS)
+  const out = {
+    block_id_flag: flag,
+    validator_address: hexUpper(s.validator_address),
+    timestamp: rfc3339Nano(s.timestamp),
+    signature: base64OrNull(s.signature)
+  }
+  const signatureSize = bytesOf(s.signature).length
+  if (flag === 1) {
+    if (out.validator_address !== '' || out.timestamp !== '0001-01-01T00:00:00Z' || signatureSize !== 0) throw new InvalidBlockError('absent CommitSig carries data')
+  } else if (flag === 2 || flag === 3) {
+    if (out.validator_address.length !== ADDRESS_SIZE * 2) throw new InvalidBlockError('wrong CommitSig ValidatorAddress size')
+    if (signatureSize === 0 || signatureSize > MAX_SIGNATURE_SIZE) throw new InvalidBlockError('CommitSig signature missing or too big')
+  } else {
+    throw new InvalidBlockError(`unknown BlockIDFlag: ${flag}`)
+  }
+  return out
+}
+
+/** A protojson enum (its name, or a number for a value the gateway does not know) as its number. */
+function enumNumber (value: unknown, names: Readonly<Record<string, number>>): number {
+  if (typeof value === 'string' && Object.hasOwn(names, value)) return names[value] as number
+  return int(value)
+}
+
+function evidence (value: unknown): Static<typeof Evidence> {
+  const e = obj(value)
+  if (e.duplicate_vote_evidence !== undefined && e.duplicate_vote_evidence !== null) {
+    const d = obj(e.duplicate_vote_evidence)
+    return {
+      vote_a: orNull(d.vote_a, vote),
+      vote_b: orNull(d.vote_b, vote),
+      TotalVotingPower: goInt(d.total_voting_power),
+      ValidatorPower: goInt(d.validator_power),
+      Timestamp: rfc3339Nano(d.timestamp)
+    }
+  }
+  if (e.light_client_attack_evidence !== undefined && e.light_client_attack_evidence !== null) {
+    const l = obj(e.light_client_attack_evidence)
+    return {
+      conflicting_block: orNull(l.conflicting_block, lightBlock),
+      common_height: goInt(l.common_height),
+      ByzantineValidators: list(l.byzantine_validators).map(validator),
+      TotalVotingPower: goInt(l.total_voting_power),
+      Timestamp: rfc3339Nano(l.timestamp)
+    }
+  }
+  throw new InvalidBlockError('evidence is not recognized')
+}
+
+function vote (value: unknown): Static<typeof Vote> {
+  const v = obj(value)
+  return {
+    type: enumNumber(v.type, SIGNED_MSG_TYPES),
+    height: goInt(v.height),
+    round: int(v.round),
+    block_id: blockId(v.block_id),
+    timestamp: rfc3339Nano(v.timestamp),
+    validator_address: hexUpper(v.validator_address),
+    validator_index: int(v.validator_index),
+    signature: base64OrNull(v.signature),
+    extension: base64OrNull(v.extension),
+    extension_signature: base64OrNull(v.extension_signature)
+  }
+}
+
+function lightBlock (value: unknown): Static<typeof LightBlock> {
+  const l = obj(value)
+  return {
+    signed_header: orNull(l.signed_header, (signed) => ({
+      header: orNull(obj(signed).header, (h) => header(h, false)),
+      commit: orNull(obj(signed).commit, commit)
+    })),
+    validator_set: orNull(l.validator_set, (set) => ({
+      validators: list(obj(set).validators).map(validator),
+      proposer: orNull(obj(set).proposer, validator)
+    }))
+  }
+}
+
+/** types.Validator; its PubKey interface holds ed25519.PubKey or secp256k1.PubKey, both []byte. */
+function validator (value: unknown): Static<typeof Validator> {
+  const v = obj(value)
+  const key = obj(v.pub_key)
+  return {
+    address: hexUpper(v.address),
+    pub_key: base64OrNull(key.ed25519 ?? key.secp256k1),
+    voting_power: goInt(v.voting_power),
+    proposer_priority: goInt(v.proposer_priority)
+  }
+}
+
+/** tendermint.crypto.ProofOps through encoding/json: ProofOp fields are omitempty, `ops` is not. */
+export const CometProofOps = Type.Object({
+  ops: Nullable(Type.Array(Type.Object({
+    type: Type.Optional(Type.String()),
+    key: Type.Optional(Type.String({ description: 'base64' })),
+    data: Type.Optional(Type.String({ description: 'base64' }))
+  })))
+}, { description: 'the ABCI query proof (cometbft crypto.ProofOps through Go\'s encoding/json: key and data base64)' })
+
+/**
+ * The gateway's proof_ops as Go writes them (zpoken/gonka common/queryapi/epoch.go@ef1a5efd
+ * converts them to cometbft crypto.ProofOps, "the exact type legacy dapi returned").
+ */
+export function cometProofOpsFromGateway (proofOps: unknown): Static<typeof CometProofOps> {
+  const ops = list(obj(proofOps).ops).map((value) => {
+    const op = obj(value)
+    const type = typeof op.type === 'string' ? op.type : ''
+    const key = base64OrNull(op.key)
+    const data = base64OrNull(op.data)
+    return { ...(type !== '' ? { type } : {}), ...(key !== null ? { key } : {}), ...(data !== null ? { data } : {}) }
+  })
+  return { ops: ops.length > 0 ? ops : null }
+}
