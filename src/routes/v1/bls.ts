@@ -142,7 +142,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       if (!fitsUint64(id)) throw badRequest(`invalid path parameter id: ${UINT64_RULE}`)
       const answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
-      const epochData = fromProtoJson(EpochBLSData, raw) ?? {}
+      const epochData = fromProtoJson(EpochBLSData, answer?.epoch_data) ?? {}
       return {
         epoch_data: { ...epochData, participants: epochData.participants ?? null },
         group_public_key_uncompressed_256: uncompressed(raw.group_public_key, g2Uncompressed256),
@@ -170,7 +170,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       throw err
     }
     const raw: GatewaySigningRequest = answer?.signing_request ?? {}
-    const signingRequest = fromProtoJson(ThresholdSigningRequest, raw) ?? {}
+    const signingRequest = fromProtoJson(ThresholdSigningRequest, answer?.signing_request) ?? {}
     const completed = signingRequest.status === SigningStatus.THRESHOLD_SIGNING_STATUS_COMPLETED
     return {
       signing_request: { ...signingRequest, partial_signatures: signingRequest.partial_signatures ?? null },
