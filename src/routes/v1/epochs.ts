@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
 import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
@@ -116,8 +116,8 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
     }
   }, async () => {
     const info = await chain.get('/productscience/inference/inference/epoch_info') as GatewayEpochInfo
-    const params = info.params?.epoch_params
-    if (params === undefined || params === null) throw new HttpError(500, 'epoch params missing')
+    const params = fromProtoJson(EpochParamsBody, info.params?.epoch_params)
+    if (params === undefined) throw new HttpError(500, 'epoch params missing')
     const blockHeight = bigint(info.block_height)
     const ctx: EpochContext = {
       index: bigint(info.latest_epoch?.index),
@@ -131,7 +131,7 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       phase: currentPhase(ctx, blockHeight),
       epoch_stages: epochStages(ctx),
       next_epoch_stages: epochStages(nextEpochContext(ctx)),
-      epoch_params: fromProtoJson(EpochParamsBody, params) ?? {},
+      epoch_params: params,
       is_confirmation_poc_active: info.is_confirmation_poc_active === true,
       // protojson writes an unset message as null; Go's pointer with omitempty left it out.
       ...(event !== null && event !== undefined ? { active_confirmation_poc_event: toApiJson(ConfirmationPoCEvent, event) } : {})
@@ -139,16 +139,17 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
   })
 }
 
-function epochParams (p: Record<string, unknown>): EpochParams {
+/** The stage arithmetic's inputs, from the converted params (exact numbers or bigints; absent is 0, as in Go). */
+function epochParams (p: Static<typeof EpochParamsBody>): EpochParams {
   return {
-    epochLength: bigint(p.epoch_length),
-    epochShift: bigint(p.epoch_shift),
-    pocStageDuration: bigint(p.poc_stage_duration),
-    pocExchangeDuration: bigint(p.poc_exchange_duration),
-    pocValidationDelay: bigint(p.poc_validation_delay),
-    pocValidationDuration: bigint(p.poc_validation_duration),
-    setNewValidatorsDelay: bigint(p.set_new_validators_delay),
-    inferenceValidationCutoff: bigint(p.inference_validation_cutoff)
+    epochLength: BigInt(p.epoch_length ?? 0),
+    epochShift: BigInt(p.epoch_shift ?? 0),
+    pocStageDuration: BigInt(p.poc_stage_duration ?? 0),
+    pocExchangeDuration: BigInt(p.poc_exchange_duration ?? 0),
+    pocValidationDelay: BigInt(p.poc_validation_delay ?? 0),
+    pocValidationDuration: BigInt(p.poc_validation_duration ?? 0),
+    setNewValidatorsDelay: BigInt(p.set_new_validators_delay ?? 0),
+    inferenceValidationCutoff: BigInt(p.inference_validation_cutoff ?? 0)
   }
 }
 
