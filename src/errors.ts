@@ -75,3 +75,28 @@ export class ChainBusyError extends HttpError {
     this.name = 'ChainBusyError'
   }
 }
+
+/**
+ * The chain answered more than EDGE_API_CHAIN_MAX_RESPONSE bytes. Bad gateway: the answer
+ * was cut off, its memory released and its connection closed (never reused).
+ */
+export class ChainAnswerTooLargeError extends HttpError {
+  readonly code = 'CHAIN_ANSWER_TOO_LARGE'
+
+  constructor (maxBytes: number, detail: string) {
+    super(502, 'chain answer too large')
+    this.name = 'ChainAnswerTooLargeError'
+    this.cause = `${detail}: over the limit of ${maxBytes} bytes (EDGE_API_CHAIN_MAX_RESPONSE)`
+  }
+}
+
+/** The chain answered 2xx with a body that is not JSON. Bad gateway; the detail is the cause (the log's). */
+export class ChainBadAnswerError extends HttpError {
+  readonly code = 'CHAIN_BAD_ANSWER'
+
+  constructor (detail: string) {
+    super(502, 'chain answer is not JSON')
+    this.name = 'ChainBadAnswerError'
+    this.cause = detail
+  }
+}

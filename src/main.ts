@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import process from 'node:process'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
+import { formatByteSize } from './byte-size.js'
 import { ChainClient } from './chain/client.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
@@ -44,16 +45,23 @@ async function main (): Promise<void> {
   log.info({
     pid: process.pid,
     node: process.version,
-    chain: config.chainRestUrl,
+    chain: config.chainRestUrls.join(','),
     port: config.port,
     host: config.host,
     drainAnnounce: formatDuration(config.drainAnnounceMs),
     shutdownBudget: formatDuration(config.shutdownBudgetMs),
     chainTimeout: formatDuration(config.chainTimeoutMs),
-    chainConcurrency: config.chainConcurrency
+    chainConcurrency: config.chainConcurrency,
+    chainMaxResponse: formatByteSize(config.chainMaxResponseBytes)
   }, 'starting')
 
-  const chain = new ChainClient({ baseUrl: config.chainRestUrl, timeoutMs: config.chainTimeoutMs, concurrency: config.chainConcurrency })
+  const chain = new ChainClient({
+    baseUrl: config.chainRestUrls,
+    timeoutMs: config.chainTimeoutMs,
+    concurrency: config.chainConcurrency,
+    maxResponseBytes: config.chainMaxResponseBytes,
+    log
+  })
   const readiness = new Readiness(chain)
   const app = await buildApp({ config, chain, readiness, logger: log })
 
