@@ -91,14 +91,14 @@ for (const victim of ['a', 'b'] as const) {
     const nodes = await twoNodes(t, { concurrency: 8 })
     const { client } = nodes
     const target = nodes[victim]
-    let stop = false
+    const run = { stop: false }
     const failures: unknown[] = []
     let reads = 0
     // One reader one read after another, and one that keeps 8 reads in flight (so the second
     // node carries reads too and both have kept-alive sockets when the restart cuts them).
     const loops = [
-      (async () => { while (!stop) { reads++; await read(client).catch((err: unknown) => failures.push(err)) } })(),
-      (async () => { while (!stop) { reads += 8; failures.push(...await concurrent(client, 8)) } })()
+      (async () => { while (!run.stop) { reads++; await read(client).catch((err: unknown) => failures.push(err)) } })(),
+      (async () => { while (!run.stop) { reads += 8; failures.push(...await concurrent(client, 8)) } })()
     ]
     await sleep(200)
     await target.refuse()
@@ -106,7 +106,7 @@ for (const victim of ['a', 'b'] as const) {
     await target.restore()
     await until('re-admitted', () => nodes.lines.some((l) => l.msg === 'chain node up'))
     await sleep(200)
-    stop = true
+    run.stop = true
     await Promise.all(loops)
     t.same(failures, [], `no read of ${reads} failed`)
     t.ok(reads > 50, `continuous reads (${reads})`)

@@ -74,18 +74,18 @@ t.test('each state change is one log line; repeated failures of a down node are 
 
 t.test('a down node is probed after a growing interval, up to the cap, until it answers', async (t) => {
   const probes: number[] = []
-  let nodes: ChainNodes | undefined
+  const ref: { nodes?: ChainNodes } = {}
   let answerAfter = 4
-  const { nodes: set, lines, a } = nodeSet(t, {
+  const { nodes, lines, a } = nodeSet(t, {
     backoff: { initialMs: 40, maxMs: 160 },
     // Like ChainClient's probe: it reports its own outcome.
     probe: async (node) => {
       probes.push(performance.now())
-      if (--answerAfter === 0) (nodes as ChainNodes).answered(node)
-      else (nodes as ChainNodes).failed(node, 'still refused')
+      if (--answerAfter === 0) ref.nodes?.answered(node)
+      else ref.nodes?.failed(node, 'still refused')
     }
   })
-  nodes = set
+  ref.nodes = nodes
   const start = performance.now()
   nodes.failed(a, 'refused')
   for (let i = 0; i < 200 && !a.healthy; i++) await sleep(10)
@@ -101,26 +101,26 @@ t.test('a down node is probed after a growing interval, up to the cap, until it 
 })
 
 t.test('a probe that throws counts as failed; a node that answered and failed again during a probe keeps the new schedule', async (t) => {
-  let nodes: ChainNodes | undefined
-  let calls = 0
-  const { nodes: set, a } = nodeSet(t, {
+  const ref: { nodes?: ChainNodes } = {}
+  const probed = { calls: 0 }
+  const { nodes, a } = nodeSet(t, {
     backoff: { initialMs: 20, maxMs: 20 },
     probe: async (node) => {
-      calls++
-      if (calls === 1) throw new Error('probe broke')
+      probed.calls++
+      if (probed.calls === 1) throw new Error('probe broke')
       // Back, then down again while this probe ran: a fresh schedule exists already.
-      ;(nodes as ChainNodes).answered(node)
-      ;(nodes as ChainNodes).failed(node, 'refused again')
+      ref.nodes?.answered(node)
+      ref.nodes?.failed(node, 'refused again')
     }
   })
-  nodes = set
+  ref.nodes = nodes
   nodes.failed(a, 'refused')
-  for (let i = 0; i < 100 && calls < 3; i++) await sleep(10)
-  t.ok(calls >= 3, 'probed again after the throw, and again on the fresh schedule')
+  for (let i = 0; i < 100 && probed.calls < 3; i++) await sleep(10)
+  t.ok(probed.calls >= 3, 'probed again after the throw, and again on the fresh schedule')
   await nodes.close()
-  const after = calls
+  const after = probed.calls
   await sleep(80)
-  t.equal(calls, after, 'close stops probing')
+  t.equal(probed.calls, after, 'close stops probing')
 })
 
 t.test('after close, failures change nothing', async (t) => {
