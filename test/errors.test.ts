@@ -1,5 +1,5 @@
 import t from 'tap'
-import { badRequest, ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, GrpcCode, HttpError, notFound } from '../src/errors.js'
+import { badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, GrpcCode, HttpError, notFound } from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
   const error = new HttpError(418, 'short and stout', { 'x-a': 'b' })
@@ -29,4 +29,13 @@ t.test('transport failures have fixed client messages; the detail is the cause',
   t.match(refused.cause, { message: /ECONNREFUSED/ })
   t.match(new ChainTimeoutError(250), { statusCode: 504, message: 'chain query timed out', cause: 'no answer within 250ms' })
   t.match(new ChainBusyError(), { statusCode: 503, headers: { 'retry-after': '1' } })
+})
+
+t.test('bad gateway answers (502) have stable codes and fixed client messages; the detail is the cause', async (t) => {
+  const large = new ChainAnswerTooLargeError(65536, 'http://10.1.2.3:1317 answered more for /x')
+  t.match(large, { name: 'ChainAnswerTooLargeError', code: 'CHAIN_ANSWER_TOO_LARGE', statusCode: 502, message: 'chain answer too large' })
+  t.equal(large.cause, 'http://10.1.2.3:1317 answered more for /x: over the limit of 65536 bytes (EDGE_API_CHAIN_MAX_RESPONSE)')
+  const bad = new ChainBadAnswerError('chain answered 200 with a body that is not JSON for http://10.1.2.3:1317/x')
+  t.match(bad, { name: 'ChainBadAnswerError', code: 'CHAIN_BAD_ANSWER', statusCode: 502, message: 'chain answer is not JSON' })
+  t.match(bad.cause, /not JSON/)
 })
