@@ -7,7 +7,9 @@
 // For each, on a fresh dispatcher every time (BalancedPool learns from failures): 40
 // sequential and 40 concurrent reads (failures, p50/max ms), and one read that the live node
 // answers with a gateway error (code 13 → HTTP 500): how often the node was asked, how long
-// the read took and what the caller got. Prints a Markdown table.
+// the read took and what the caller got. Then with a node that hangs instead (accepts, never
+// answers) and a 1 s read timeout: two bursts of 40 concurrent reads, one after the other.
+// Prints Markdown tables.
 import { BalancedPool, RetryAgent, type Dispatcher } from 'undici'
 import { ChainClient } from '../src/chain/client.js'
 import { startChainSimulator, type ChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
@@ -22,10 +24,10 @@ interface Reader {
 }
 
 /** An undici dispatcher read the way ChainClient reads: GET, body text, non-2xx is an error. */
-function dispatcherReader (dispatcher: Dispatcher, origin: string): Reader {
+function dispatcherReader (dispatcher: Dispatcher, origin: string, timeoutMs: number): Reader {
   return {
     read: async (path) => {
-      const { statusCode, body } = await dispatcher.request({ origin, path, method: 'GET', signal: AbortSignal.timeout(30_000) })
+      const { statusCode, body } = await dispatcher.request({ origin, path, method: 'GET', signal: AbortSignal.timeout(timeoutMs) })
       const text = await body.text()
       if (statusCode >= 300) throw Object.assign(new Error(`HTTP ${statusCode}`), { code: `HTTP_${statusCode}` })
       return JSON.parse(text)
@@ -34,9 +36,9 @@ function dispatcherReader (dispatcher: Dispatcher, origin: string): Reader {
   }
 }
 
-function readers (dead: string, live: string): Array<{ name: string, make: () => Reader }> {
+function readers (dead: string, live: string, timeoutMs = 30_000): Array<{ name: string, make: () => Reader }> {
   const urls = [dead, live]
-  const undici = (name: string, make: () => Dispatcher) => ({ name, make: () => dispatcherReader(make(), live) })
+  const undici = (name: string, make: () => Dispatcher) => ({ name, make: () => dispatcherReader(make(), live, timeoutMs) })
   return [
     undici('undici BalancedPool', () => new BalancedPool(urls)),
     undici('undici RetryAgent(BalancedPool), defaults', () => new RetryAgent(new BalancedPool(urls))),
@@ -48,9 +50,9 @@ function readers (dead: string, live: string): Array<{ name: string, make: () =>
       errorCodes: ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']
     })),
     {
-      name: 'edge-api ChainClient (dead node listed first)',
+      name: 'edge-api ChainClient',
       make: (): Reader => {
-        const client = new ChainClient({ baseUrl: urls, timeoutMs: 30_000, concurrency: 64, coalesce: false })
+        const client = new ChainClient({ baseUrl: urls, timeoutMs, concurrency: 64, coalesce: false })
         return { read: async (path) => client.get(path), close: async () => client.close() }
       }
     }
@@ -79,7 +81,9 @@ async function timed (reader: Reader, n: number, concurrent: boolean): Promise<R
       await reader.read(`${READ}?n=${i}`)
     } catch (err) {
       failures++
-      codes.add(String((err as { code?: string }).code ?? (err as Error).message))
+      // undici and Node errors carry a string code; an AbortSignal timeout is a DOMException (name).
+      const { code, name } = err as { code?: unknown, name: string }
+      codes.add(typeof code === 'string' ? code : name)
     }
     ms.push(performance.now() - started)
   }
@@ -118,5 +122,16 @@ for (const { name, make } of readers(deadSim.url, live.url)) {
   const gw = await fresh(make, async (reader) => gatewayError(reader, live))
   console.log(`| ${name} | ${row(seq)} | ${row(conc)} | ${gw} |`)
 }
+
+const hanging = await startChainSimulator()
+hanging.hang()
+console.log(`\nNode ${hanging.url} hangs (listed first), node ${live.url} answers; read timeout 1 s\n`)
+console.log('| dispatcher | first 40 concurrent reads | next 40 concurrent reads |')
+console.log('| --- | --- | --- |')
+for (const { name, make } of readers(hanging.url, live.url, 1000)) {
+  const [first, next] = await fresh(make, async (reader) => [await timed(reader, N, true), await timed(reader, N, true)])
+  console.log(`| ${name} | ${row(first as Run)} | ${row(next as Run)} |`)
+}
+await hanging.close()
 await live.close()
 await deadSim.close()
