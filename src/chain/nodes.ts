@@ -60,7 +60,8 @@ const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
 /**
  * The nodes of one chain and their health. A node that refuses, drops the connection or
  * does not answer in time is skipped for a short, growing interval and re-admitted as soon
- * as it answers again (its probe, or a read sent to it because no node was healthy).
+ * as it answers again (its probe, a readiness probe, or a read sent to it because no node
+ * was healthy; a single node is only ever re-admitted so).
  * Reads choose among the healthy nodes the one with the fewest reads in flight, the first
  * configured on a tie: an idle service keeps reading one node (consistent block heights),
  * and a node that hangs holds reads in flight, so new reads go elsewhere at once.
@@ -110,8 +111,11 @@ export class ChainNodes {
     // Already down: its own probe schedule decides when to look again.
     if (node.down !== undefined || this.#closed) return
     node.down = { since: performance.now(), retryMs: this.#initialMs }
-    this.#log.warn({ node: node.url, reason, retryInMs: this.#initialMs }, 'chain node down')
-    this.#schedule(node, node.down)
+    // A single node is asked by every read anyway (nothing to skip it for): no probes of its
+    // own, which keeps a down chain at readiness's one probe per cache period.
+    const probing = this.all.length > 1
+    this.#log.warn({ node: node.url, reason, ...(probing ? { retryInMs: this.#initialMs } : {}) }, 'chain node down')
+    if (probing) this.#schedule(node, node.down)
   }
 
   /** Stops probing and closes every node's pool (once). */

@@ -131,6 +131,21 @@ t.test('after close, failures change nothing', async (t) => {
   t.same(lines, [])
 })
 
+t.test('a single node is never probed on its own: every read asks it anyway', async (t) => {
+  const { log, lines } = memoryLog()
+  let probes = 0
+  const nodes = new ChainNodes({ urls: URLS.slice(0, 1), pool: {}, probe: async () => { probes++ }, log, backoff: { initialMs: 10, maxMs: 10 } })
+  t.teardown(() => nodes.close())
+  const [a] = nodes.all as [ChainNode]
+  nodes.failed(a, 'refused')
+  t.same(lines, [{ level: 'warn', msg: 'chain node down', node: URLS[0], reason: 'refused' }], 'no retryInMs: no retry of its own')
+  t.equal(nodes.pick(), a, 'still the node every read asks')
+  await sleep(60)
+  t.equal(probes, 0)
+  nodes.answered(a)
+  t.equal(a.healthy, true, 'back with its next answer')
+})
+
 t.test('without a log, state changes are silent', async (t) => {
   const nodes = new ChainNodes({ urls: URLS.slice(0, 1), pool: {}, probe: async () => {} })
   t.teardown(() => nodes.close())
