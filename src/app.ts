@@ -6,6 +6,7 @@ import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { handleUnrouted } from './http/methods.js'
+import { serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { health } from './routes/health.js'
@@ -20,20 +21,9 @@ export interface AppOptions {
   readonly logger: Logger
   /** Overrides of the /v1 load-shedding thresholds (tests trip them on purpose). */
   readonly loadShedding?: LoadShedding
+  /** Overrides of the server timeouts (tests shorten them); SERVER_TIMEOUTS by default. */
+  readonly serverTimeouts?: Partial<ServerTimeouts>
 }
-
-// Server timeouts, set deliberately rather than inherited:
-// - keepAliveTimeout 75 s: an idle keep-alive socket must outlive the peer's own idle timeout
-//   (HAProxy `timeout http-keep-alive 10s`, nginx/ALB 60 s); if we closed first, the peer could
-//   write a request onto a socket we are closing and its client would see a 502. It never delays
-//   shutdown: from the drain latch on every response carries Connection: close, and idle sockets
-//   are closed when the listener closes (fastify/fastify#7044).
-// - headersTimeout 15 s: a client (or slowloris) gets that long to send its headers; the router
-//   sends them at once.
-// - requestTimeout 30 s: the whole request must have arrived by then (Node requires it to be
-//   >= headersTimeout; our requests have no body). It does not bound handling time: the chain
-//   timeout and the shutdown budget do.
-export const SERVER_TIMEOUTS = { keepAliveTimeout: 75_000, headersTimeout: 15_000, requestTimeout: 30_000 } as const
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
@@ -43,7 +33,7 @@ export async function buildApp (options: AppOptions) {
   let requestCounter = 0
   const app = Fastify({
     loggerInstance: options.logger,
-    ...SERVER_TIMEOUTS,
+    ...serverTimeoutOptions(options.serverTimeouts),
     // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
     // without running a handler, so a balancer may safely retry them elsewhere.
     return503OnClosing: true,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { ConfigError } from './errors.js'
 
@@ -12,6 +13,7 @@ export const CONFIG_DEFAULTS = {
   EDGE_API_SHUTDOWN_BUDGET: '2m',
   EDGE_API_CHAIN_TIMEOUT: '30s',
   EDGE_API_CHAIN_CONCURRENCY: '64',
+  EDGE_API_CHAIN_MAX_RESPONSE: '16MiB',
   EDGE_API_LOG_LEVEL: 'info'
 } as const
 
@@ -25,14 +27,23 @@ export type LogLevel = typeof LOG_LEVELS[number]
 // a replica turn unready. One second of margin on top gives the smallest safe window.
 export const MIN_DRAIN_ANNOUNCE_MS = 5000
 
+// Below 64KiB a real gateway answer (a participants page) would not fit. Above 256MiB the
+// text could not become one JavaScript string (V8's limit is ~512M UTF-16 units, and a
+// process holding several such answers at once would not survive anyway).
+export const MIN_CHAIN_MAX_RESPONSE = 64 * 1024
+export const MAX_CHAIN_MAX_RESPONSE = 256 * 1024 * 1024
+
 export interface Config {
-  readonly chainRestUrl: string
+  /** The nodes of one chain, in the order given; at least one. */
+  readonly chainRestUrls: readonly string[]
   readonly port: number
   readonly host: string
   readonly drainAnnounceMs: number
   readonly shutdownBudgetMs: number
   readonly chainTimeoutMs: number
   readonly chainConcurrency: number
+  /** The largest chain answer read, in bytes; a larger one is cut off (502). */
+  readonly chainMaxResponseBytes: number
   readonly logLevel: LogLevel
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
@@ -63,7 +74,7 @@ export function loadConfig (env: Env): Config {
   }
 
   const warnings: string[] = []
-  const chainRestUrl = resolveChainRestUrl(read('CHAIN_REST_URL'), read('CHAIN_GRPC_URL'), warnings, invalid)
+  const chainRestUrls = resolveChainRestUrls(read('CHAIN_REST_URL'), read('CHAIN_GRPC_URL'), warnings, invalid)
 
   const host = read('EDGE_API_HOST') as string
   if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host)) {
@@ -73,8 +84,13 @@ export function loadConfig (env: Env): Config {
   const logLevel = read('EDGE_API_LOG_LEVEL') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) throw invalid('EDGE_API_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
 
+  const maxResponse = parseByteSize(read('EDGE_API_CHAIN_MAX_RESPONSE') as string)
+  if (maxResponse === undefined || maxResponse < MIN_CHAIN_MAX_RESPONSE || maxResponse > MAX_CHAIN_MAX_RESPONSE) {
+    throw invalid('EDGE_API_CHAIN_MAX_RESPONSE', `must be a number of bytes with an optional KiB or MiB suffix (example: 16MiB), from ${formatByteSize(MIN_CHAIN_MAX_RESPONSE)} to ${formatByteSize(MAX_CHAIN_MAX_RESPONSE)}`)
+  }
+
   return {
-    chainRestUrl,
+    chainRestUrls,
     port: integer('EDGE_API_PORT', 0, 65535),
     host,
     drainAnnounceMs: duration('EDGE_API_DRAIN_ANNOUNCE', (ms) => {
@@ -86,28 +102,32 @@ export function loadConfig (env: Env): Config {
     shutdownBudgetMs: duration('EDGE_API_SHUTDOWN_BUDGET', positive),
     chainTimeoutMs: duration('EDGE_API_CHAIN_TIMEOUT', positive),
     chainConcurrency: integer('EDGE_API_CHAIN_CONCURRENCY', 1, 65535),
+    chainMaxResponseBytes: maxResponse,
     logLevel,
     warnings
   }
 }
 
-function resolveChainRestUrl (
+function resolveChainRestUrls (
   rest: string | undefined,
   grpc: string | undefined,
   warnings: string[],
   invalid: (key: ConfigKey, allowed: string) => ConfigError
-): string {
+): string[] {
   if (rest !== undefined) {
-    let url: URL
-    try {
-      url = new URL(rest)
-    } catch {
-      throw invalid('CHAIN_REST_URL', 'must be an http:// or https:// URL (example: http://node:1317)')
-    }
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-      throw invalid('CHAIN_REST_URL', 'must be an http:// or https:// base URL without query or fragment (example: http://node:1317)')
-    }
-    return url.href.replace(/\/+$/, '')
+    const entries = rest.split(',').map((entry) => entry.trim())
+    const several = entries.length > 1
+    const urls = entries.map((entry) => {
+      const url = baseUrl(entry)
+      if (url === undefined) {
+        throw invalid('CHAIN_REST_URL', 'must be an http:// or https:// base URL without query or fragment (example: http://node:1317), ' +
+          `or several separated by commas (http://a:1317,http://b:1317)${several ? `; ${JSON.stringify(entry)} is not` : ''}`)
+      }
+      return url
+    })
+    const repeated = urls.find((url, i) => urls.indexOf(url) !== i)
+    if (repeated !== undefined) throw invalid('CHAIN_REST_URL', `lists ${repeated} twice; each node once`)
+    return urls
   }
   if (grpc === undefined) {
     throw new ConfigError('CHAIN_REST_URL', 'CHAIN_REST_URL is required (example: http://node:1317)')
@@ -120,5 +140,17 @@ function resolveChainRestUrl (
   }
   const derived = `http://${match[1] as string}:1317`
   warnings.push(`CHAIN_REST_URL is unset; derived ${derived} from CHAIN_GRPC_URL=${grpc}. Set CHAIN_REST_URL to override`)
-  return derived
+  return [derived]
+}
+
+/** The normalised base URL (no trailing slash), or undefined when it is not an http(s) base URL. */
+function baseUrl (text: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return undefined
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') return undefined
+  return url.href.replace(/\/+$/, '')
 }

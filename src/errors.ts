@@ -118,6 +118,31 @@ export class ChainBusyError extends HttpError {
   }
 }
 
+/**
+ * The chain answered more than EDGE_API_CHAIN_MAX_RESPONSE bytes. Bad gateway: the answer
+ * was cut off, its memory released and its connection closed (never reused).
+ */
+export class ChainAnswerTooLargeError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'
+
+  constructor (maxBytes: number, detail: string) {
+    super(502, 'chain answer too large')
+    this.name = 'ChainAnswerTooLargeError'
+    this.cause = `${detail}: over the limit of ${maxBytes} bytes (EDGE_API_CHAIN_MAX_RESPONSE)`
+  }
+}
+
+/** The chain answered 2xx with a body that is not JSON. Bad gateway; the detail is the cause (the log's). */
+export class ChainBadAnswerError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_BAD_ANSWER'
+
+  constructor (detail: string) {
+    super(502, 'chain answer is not JSON')
+    this.name = 'ChainBadAnswerError'
+    this.cause = detail
+  }
+}
+
 /** A setting that refuses to boot; the message names the variable, the value and what is allowed. */
 export class ConfigError extends Error {
   readonly code = 'EDGE_ERR_CONFIG'

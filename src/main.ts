@@ -3,6 +3,7 @@
 // and benchmarks share; everything takes what it needs as arguments, so tests never exit.
 import process from 'node:process'
 import { pino } from 'pino'
+import { formatByteSize } from './byte-size.js'
 import { loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
 import { ConfigError, ListenError } from './errors.js'
@@ -41,13 +42,14 @@ async function main (): Promise<void> {
   log.info({
     pid: process.pid,
     node: process.version,
-    chain: config.chainRestUrl,
+    chain: config.chainRestUrls.join(','),
     port: config.port,
     host: config.host,
     drainAnnounce: formatDuration(config.drainAnnounceMs),
     shutdownBudget: formatDuration(config.shutdownBudgetMs),
     chainTimeout: formatDuration(config.chainTimeoutMs),
-    chainConcurrency: config.chainConcurrency
+    chainConcurrency: config.chainConcurrency,
+    chainMaxResponse: formatByteSize(config.chainMaxResponseBytes)
   }, 'starting')
 
   let service: Service

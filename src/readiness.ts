@@ -1,5 +1,5 @@
 import { NODE_INFO_PATH } from './chain/client.js'
-import { ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
+import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
 
 /** What GET /readyz answers; the exact bodies of SPEC §4. */
@@ -8,9 +8,11 @@ export type ReadinessAnswer =
   | { readonly status: 'not ready', readonly reason: 'draining' }
   | { readonly status: 'not ready', readonly reason: 'chain unreachable', readonly error: string }
 
-/** The one thing readiness needs from the chain client (ChainClient.probe). */
+/** The one thing readiness needs from the chain client (ChainClient.probe, ChainClient.nodeCount). */
 export interface ChainProber {
-  probe (path: string, timeoutMs: number): Promise<unknown>
+  /** How many chain nodes there are; each is probed on its own. @default 1 */
+  readonly nodeCount?: number
+  probe (path: string, timeoutMs: number, node: number): Promise<unknown>
 }
 
 export interface ReadinessOptions {
@@ -29,28 +31,26 @@ const READY: ReadinessAnswer = { status: 'ready' }
 const DRAINING: ReadinessAnswer = { status: 'not ready', reason: 'draining' }
 
 /**
- * Readiness: a cached, single-flight chain probe plus the one-way drain latch.
+ * Readiness: a cached, single-flight chain probe per chain node plus the one-way drain latch.
+ * Ready while at least one node answers its probe.
  *
  * The probe runs under its own budget and never under the caller's signal: a health checker
  * that hangs up must not cancel it, or the cancellation would be cached as "chain unreachable"
  * for every check in the next cache period (the Go service's first bug). Concurrent checks
- * share one probe, and its result, failure included, is cached, so a check every second from
- * every balancer costs at most one chain request per cache period per replica.
+ * share one probe per node, and its result, failure included, is cached, so a check every
+ * second from every balancer costs at most one request per node per cache period per replica.
  */
 export class Readiness {
-  readonly #chain: ChainProber
-  readonly #probeTimeoutMs: number
-  readonly #cacheMs: number
-  readonly #now: () => number
+  readonly #nodes: NodeProbe[]
   #draining = false
-  #cached: { readonly answer: ReadinessAnswer, readonly at: number } | undefined
-  #inFlight: Promise<ReadinessAnswer> | undefined
 
   constructor (chain: ChainProber, options: ReadinessOptions = {}) {
-    this.#chain = chain
-    this.#probeTimeoutMs = options.probeTimeoutMs ?? 2000
-    this.#cacheMs = options.cacheMs ?? 3000
-    this.#now = options.now ?? (() => performance.now())
+    const settings = {
+      probeTimeoutMs: options.probeTimeoutMs ?? 2000,
+      cacheMs: options.cacheMs ?? 3000,
+      now: options.now ?? (() => performance.now())
+    }
+    this.#nodes = Array.from({ length: chain.nodeCount ?? 1 }, (_, node) => new NodeProbe(chain, node, settings))
   }
 
   /** True once the drain latch is set; it is never unset. */
@@ -70,12 +70,49 @@ export class Readiness {
    */
   async check (): Promise<ReadinessAnswer> {
     if (this.#draining) return DRAINING
-    const answer = await this.#probeOnce()
+    const answer = await this.#anyNodeReady()
     if (this.#draining) return DRAINING
     return answer
   }
 
-  #probeOnce (): Promise<ReadinessAnswer> {
+  /** Ready as soon as one node's probe is; not ready once every node's probe has failed. */
+  #anyNodeReady (): Promise<ReadinessAnswer> {
+    if (this.#nodes.length === 1) return (this.#nodes[0] as NodeProbe).answer()
+    return new Promise((resolve) => {
+      const failures: string[] = []
+      let left = this.#nodes.length
+      this.#nodes.forEach((node, i) => {
+        node.answer().then((answer) => {
+          if (answer.status === 'ready') resolve(READY)
+          // The node's number, never its URL: the reason is shown to whoever asks.
+          else failures[i] = `node ${i + 1}: ${(answer as { error: string }).error}`
+          if (--left === 0) resolve({ status: 'not ready', reason: 'chain unreachable', error: failures.join('; ') })
+        })
+      })
+    })
+  }
+}
+
+/** One node's probe: single-flight, its result (failure included) cached for a while. */
+class NodeProbe {
+  readonly #chain: ChainProber
+  readonly #node: number
+  readonly #probeTimeoutMs: number
+  readonly #cacheMs: number
+  readonly #now: () => number
+  #cached: { readonly answer: ReadinessAnswer, readonly at: number } | undefined
+  #inFlight: Promise<ReadinessAnswer> | undefined
+
+  constructor (chain: ChainProber, node: number, settings: { probeTimeoutMs: number, cacheMs: number, now: () => number }) {
+    this.#chain = chain
+    this.#node = node
+    this.#probeTimeoutMs = settings.probeTimeoutMs
+    this.#cacheMs = settings.cacheMs
+    this.#now = settings.now
+  }
+
+  /** The cached answer, the probe in flight, or a new probe. Never rejects. */
+  answer (): Promise<ReadinessAnswer> {
     const cached = this.#cached
     if (cached !== undefined && this.#now() - cached.at < this.#cacheMs) return Promise.resolve(cached.answer)
     if (this.#inFlight !== undefined) return this.#inFlight
@@ -87,7 +124,7 @@ export class Readiness {
   async #probe (): Promise<ReadinessAnswer> {
     let answer: ReadinessAnswer
     try {
-      await this.#chain.probe(PROBE_PATH, this.#probeTimeoutMs)
+      await this.#chain.probe(PROBE_PATH, this.#probeTimeoutMs, this.#node)
       answer = READY
     } catch (err) {
       answer = { status: 'not ready', reason: 'chain unreachable', error: this.#describe(err) }
@@ -104,7 +141,8 @@ export class Readiness {
     if (err instanceof ChainTimeoutError) return `no answer within ${formatDuration(this.#probeTimeoutMs)}`
     if (err instanceof ChainStatusError) return `chain answered gRPC code ${err.grpcCode}: ${err.message}`
     if (err instanceof ChainUnavailableError) return 'chain unavailable'
-    if (err instanceof SyntaxError) return 'chain answered with a body that is not JSON'
+    if (err instanceof ChainBadAnswerError) return 'chain answered with a body that is not JSON'
+    if (err instanceof ChainAnswerTooLargeError) return 'chain answer too large'
     return 'chain probe failed'
   }
 }

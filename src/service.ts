@@ -6,6 +6,7 @@ import type { Config } from './config.js'
 import { ListenError } from './errors.js'
 import { Drain } from './lifecycle/drain.js'
 import { httpDrainTarget } from './lifecycle/http-target.js'
+import type { ServerTimeouts } from './http/server-timeouts.js'
 import { Readiness } from './readiness.js'
 import type { LoadShedding } from './routes/v1/index.js'
 
@@ -19,10 +20,12 @@ export interface ServiceOptions {
   readonly logger: Logger
   /** Overrides of the /v1 load-shedding thresholds (tests trip them; the bench turns them off). */
   readonly loadShedding?: LoadShedding
-  /** Chain client options the config has no setting for (coalescing, an injected Pool, timeouts in tests). */
+  /** Chain client options the config has no setting for (coalescing, pool tunings, timeouts in tests). */
   readonly chain?: Partial<ChainClientOptions>
   /** The drain's windows, when a test needs them shorter than the config allows. @default the config's */
   readonly drainWindows?: { readonly announceMs: number, readonly budgetMs: number }
+  /** Overrides of the server timeouts (tests shorten them). */
+  readonly serverTimeouts?: Partial<ServerTimeouts>
 }
 
 /** The app with the dependencies it was built on; nothing listens yet. */
@@ -44,13 +47,15 @@ export interface Service extends BuiltService {
 export async function buildService (options: ServiceOptions): Promise<BuiltService> {
   const { config } = options
   const chain = new ChainClient({
-    baseUrl: config.chainRestUrl,
+    baseUrl: config.chainRestUrls,
     timeoutMs: config.chainTimeoutMs,
     concurrency: config.chainConcurrency,
+    maxResponseBytes: config.chainMaxResponseBytes,
+    log: options.logger,
     ...options.chain
   })
   const readiness = new Readiness(chain)
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

@@ -19,13 +19,14 @@ function refusal (t: Test, env: Record<string, string>, variable: ConfigKey, mes
 
 t.test('defaults', async (t) => {
   t.same(loadConfig(base), {
-    chainRestUrl: 'http://node:1317',
+    chainRestUrls: ['http://node:1317'],
     port: 18080,
     host: '0.0.0.0',
     drainAnnounceMs: 5000,
     shutdownBudgetMs: 120_000,
     chainTimeoutMs: 30_000,
     chainConcurrency: 64,
+    chainMaxResponseBytes: 16 * 1024 * 1024,
     logLevel: 'info',
     warnings: []
   })
@@ -40,16 +41,18 @@ t.test('reads every setting, trimming blanks; empty means unset', async (t) => {
     EDGE_API_SHUTDOWN_BUDGET: '45s',
     EDGE_API_CHAIN_TIMEOUT: '1m30s',
     EDGE_API_CHAIN_CONCURRENCY: '8',
+    EDGE_API_CHAIN_MAX_RESPONSE: ' 64KiB ',
     EDGE_API_LOG_LEVEL: 'warn'
   })
+  t.same(config.chainRestUrls, ['https://rest.gonka.example/api'])
   t.match(config, {
-    chainRestUrl: 'https://rest.gonka.example/api',
     port: 0,
     host: '127.0.0.1',
     drainAnnounceMs: 0,
     shutdownBudgetMs: 45_000,
     chainTimeoutMs: 90_000,
     chainConcurrency: 8,
+    chainMaxResponseBytes: 65536,
     logLevel: 'warn'
   })
   t.equal(loadConfig({ ...base, EDGE_API_PORT: '  ', EDGE_API_HOST: '' }).port, 18080)
@@ -80,25 +83,47 @@ t.test('malformed or out-of-range values refuse to boot, naming the variable and
     ['EDGE_API_CHAIN_TIMEOUT', '30', /must be a duration/],
     ['EDGE_API_CHAIN_CONCURRENCY', '0', /^EDGE_API_CHAIN_CONCURRENCY="0" is invalid: must be an integer from 1 to 65535$/],
     ['EDGE_API_CHAIN_CONCURRENCY', 'lots', /from 1 to 65535/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '16MB', /^EDGE_API_CHAIN_MAX_RESPONSE="16MB" is invalid: must be a number of bytes with an optional KiB or MiB suffix \(example: 16MiB\), from 64KiB to 256MiB$/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '63KiB', /from 64KiB to 256MiB/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '65535', /from 64KiB to 256MiB/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '257MiB', /from 64KiB to 256MiB/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '1.5MiB', /from 64KiB to 256MiB/],
+    ['EDGE_API_CHAIN_MAX_RESPONSE', '-1', /from 64KiB to 256MiB/],
     ['EDGE_API_LOG_LEVEL', 'verbose', /^EDGE_API_LOG_LEVEL="verbose" is invalid: must be one of fatal, error, warn, info, debug, trace, silent$/]
   ]
   for (const [key, value, message] of cases) refusal(t, { ...base, [key]: value }, key, message)
 })
 
+t.test('EDGE_API_CHAIN_MAX_RESPONSE takes bytes, KiB or MiB', async (t) => {
+  t.equal(loadConfig({ ...base, EDGE_API_CHAIN_MAX_RESPONSE: '65536' }).chainMaxResponseBytes, 65536)
+  t.equal(loadConfig({ ...base, EDGE_API_CHAIN_MAX_RESPONSE: '100000' }).chainMaxResponseBytes, 100000)
+  t.equal(loadConfig({ ...base, EDGE_API_CHAIN_MAX_RESPONSE: '256MiB' }).chainMaxResponseBytes, 256 * 1024 * 1024)
+})
+
 t.test('CHAIN_REST_URL must be an http(s) base URL', async (t) => {
   for (const bad of ['node:1317', 'ftp://node:1317', 'http://node:1317/?x=1', 'http://node:1317/#top', 'http://']) {
-    refusal(t, { CHAIN_REST_URL: bad }, 'CHAIN_REST_URL', /^CHAIN_REST_URL=".*" is invalid: must be an http:\/\/ or https:\/\//)
+    refusal(t, { CHAIN_REST_URL: bad }, 'CHAIN_REST_URL', /^CHAIN_REST_URL=".*" is invalid: must be an http:\/\/ or https:\/\/ base URL without query or fragment \(example: http:\/\/node:1317\), or several separated by commas \(http:\/\/a:1317,http:\/\/b:1317\)$/)
   }
+})
+
+t.test('CHAIN_REST_URL lists several nodes of one chain, separated by commas', async (t) => {
+  t.same(loadConfig({ CHAIN_REST_URL: 'http://a:1317,http://b:1317' }).chainRestUrls, ['http://a:1317', 'http://b:1317'])
+  t.same(loadConfig({ CHAIN_REST_URL: ' http://a:1317/ , https://b.example/api/,http://c:1317 ' }).chainRestUrls,
+    ['http://a:1317', 'https://b.example/api', 'http://c:1317'], 'trimmed and normalised, in the order given')
+  refusal(t, { CHAIN_REST_URL: 'http://a:1317,b:1317' }, 'CHAIN_REST_URL', /^CHAIN_REST_URL="http:\/\/a:1317,b:1317" is invalid: must be an http:\/\/ or https:\/\/ base URL .*; "b:1317" is not$/)
+  refusal(t, { CHAIN_REST_URL: 'http://a:1317,' }, 'CHAIN_REST_URL', /; "" is not$/)
+  refusal(t, { CHAIN_REST_URL: 'http://a:1317, ,http://b:1317' }, 'CHAIN_REST_URL', /; "" is not$/)
+  refusal(t, { CHAIN_REST_URL: 'http://a:1317,http://b:1317,http://a:1317/' }, 'CHAIN_REST_URL', /^CHAIN_REST_URL=".*" is invalid: lists http:\/\/a:1317 twice; each node once$/)
 })
 
 t.test('CHAIN_REST_URL is required, unless CHAIN_GRPC_URL lets us derive it (with a warning)', async (t) => {
   refusal(t, {}, 'CHAIN_REST_URL', /^CHAIN_REST_URL is required \(example: http:\/\/node:1317\)$/)
   const derived = loadConfig({ CHAIN_GRPC_URL: 'node:9090' })
-  t.equal(derived.chainRestUrl, 'http://node:1317')
+  t.same(derived.chainRestUrls, ['http://node:1317'])
   t.same(derived.warnings, ['CHAIN_REST_URL is unset; derived http://node:1317 from CHAIN_GRPC_URL=node:9090. Set CHAIN_REST_URL to override'])
-  t.equal(loadConfig({ CHAIN_GRPC_URL: 'dns:///node:9090' }).chainRestUrl, 'http://node:1317')
-  t.equal(loadConfig({ CHAIN_GRPC_URL: 'grpc://[::1]:9090' }).chainRestUrl, 'http://[::1]:1317')
-  t.equal(loadConfig({ CHAIN_GRPC_URL: 'node' }).chainRestUrl, 'http://node:1317')
+  t.same(loadConfig({ CHAIN_GRPC_URL: 'dns:///node:9090' }).chainRestUrls, ['http://node:1317'])
+  t.same(loadConfig({ CHAIN_GRPC_URL: 'grpc://[::1]:9090' }).chainRestUrls, ['http://[::1]:1317'])
+  t.same(loadConfig({ CHAIN_GRPC_URL: 'node' }).chainRestUrls, ['http://node:1317'])
   t.same(loadConfig({ CHAIN_REST_URL: 'http://rest:1317', CHAIN_GRPC_URL: 'node:9090' }).warnings, [], 'explicit wins, silently')
   refusal(t, { CHAIN_GRPC_URL: 'node:9090/x y' }, 'CHAIN_GRPC_URL', /^CHAIN_GRPC_URL="node:9090\/x y" is invalid: must be host:port/)
 })

@@ -1,8 +1,8 @@
 import t from 'tap'
 import * as errors from '../src/errors.js'
 import {
-  badRequest, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError, ChainUnavailableError, ConfigError,
-  GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
+  badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError,
+  ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
 } from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
@@ -44,6 +44,8 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainUnavailableError('down'), 'EDGE_ERR_CHAIN_UNAVAILABLE'],
     [new ChainTimeoutError(1), 'EDGE_ERR_CHAIN_TIMEOUT'],
     [new ChainBusyError(), 'EDGE_ERR_CHAIN_BUSY'],
+    [new ChainAnswerTooLargeError(1, 'x'), 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'],
+    [new ChainBadAnswerError('x'), 'EDGE_ERR_CHAIN_BAD_ANSWER'],
     [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
     [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
   ]
@@ -65,4 +67,13 @@ t.test("legacyChainQuery answers a gateway error with the route's own 500; trans
   t.equal((error as ChainQueryError).cause, status, 'the chain error is the cause, for the log')
   const down = new ChainUnavailableError('refused')
   await t.rejects(legacyChainQuery(Promise.reject(down), () => 'unused'), down)
+})
+
+t.test('bad gateway answers (502) have stable codes and fixed client messages; the detail is the cause', async (t) => {
+  const large = new ChainAnswerTooLargeError(65536, 'http://10.1.2.3:1317 answered more for /x')
+  t.match(large, { name: 'ChainAnswerTooLargeError', code: 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE', statusCode: 502, message: 'chain answer too large' })
+  t.equal(large.cause, 'http://10.1.2.3:1317 answered more for /x: over the limit of 65536 bytes (EDGE_API_CHAIN_MAX_RESPONSE)')
+  const bad = new ChainBadAnswerError('chain answered 200 with a body that is not JSON for http://10.1.2.3:1317/x')
+  t.match(bad, { name: 'ChainBadAnswerError', code: 'EDGE_ERR_CHAIN_BAD_ANSWER', statusCode: 502, message: 'chain answer is not JSON' })
+  t.match(bad.cause, /not JSON/)
 })

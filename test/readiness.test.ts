@@ -1,13 +1,16 @@
 import t from 'tap'
-import { ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../src/errors.js'
+import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../src/errors.js'
+import { ChainClient } from '../src/chain/client.js'
 import { PROBE_PATH, Readiness, type ChainProber } from '../src/readiness.js'
+import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { startChain } from './fixtures/chain.js'
 
 /** A prober whose answers the test settles by hand, counting every probe. */
-function manualProber () {
-  const calls: Array<{ path: string, timeoutMs: number, resolve: (v: unknown) => void, reject: (e: unknown) => void }> = []
+function manualProber (nodeCount?: number) {
+  const calls: Array<{ path: string, timeoutMs: number, node: number, resolve: (v: unknown) => void, reject: (e: unknown) => void }> = []
   const prober: ChainProber = {
-    probe: (path, timeoutMs) => new Promise((resolve, reject) => { calls.push({ path, timeoutMs, resolve, reject }) })
+    nodeCount,
+    probe: (path, timeoutMs, node) => new Promise((resolve, reject) => { calls.push({ path, timeoutMs, node, resolve, reject }) })
   }
   return { prober, calls }
 }
@@ -76,7 +79,8 @@ t.test('says why the chain is unreachable without leaking internals', async (t) 
     [new ChainTimeoutError(2000), 'no answer within 2s'],
     [new ChainStatusError(14, 'node is catching up'), 'chain answered gRPC code 14: node is catching up'],
     [new ChainUnavailableError('chain answered 502 without a gateway error body for /cosmos/x'), 'chain unavailable'],
-    [new SyntaxError('chain answered 200 with a body that is not JSON for /cosmos/base/tendermint/v1beta1/node_info'), 'chain answered with a body that is not JSON'],
+    [new ChainBadAnswerError('chain answered 200 with a body that is not JSON for http://10.0.0.7:1317/cosmos/base/tendermint/v1beta1/node_info'), 'chain answered with a body that is not JSON'],
+    [new ChainAnswerTooLargeError(65536, 'http://10.0.0.7:1317 answered more'), 'chain answer too large'],
     [new Error('something at http://10.0.0.7:1317 broke'), 'chain probe failed']
   ]
   for (const [err, error] of cases) {
@@ -109,7 +113,8 @@ t.test('a drain that starts during a successful probe still answers draining', a
 })
 
 t.test('a hanging chain is answered at ~2 s, then from the cache in < 100 ms', async (t) => {
-  const { sim, chain } = await startChain(t, { timeoutMs: 30_000 })
+  // The node goes down with the failed probe; its own re-admission probes come later.
+  const { sim, chain } = await startChain(t, { timeoutMs: 30_000, concurrency: 4, nodeBackoff: { initialMs: 60_000, maxMs: 60_000 } })
   sim.hang(PROBE_PATH)
   const readiness = new Readiness(chain)
   let start = performance.now()
@@ -122,4 +127,54 @@ t.test('a hanging chain is answered at ~2 s, then from the cache in < 100 ms', a
   const cached = performance.now() - start
   t.ok(cached < 100, `cached answer in ${cached.toFixed(2)} ms`)
   t.equal(sim.count(PROBE_PATH), 1, 'one chain request')
+})
+
+t.test('several nodes: each has its own single-flight probe, and one ready node is enough', async (t) => {
+  const { prober, calls } = manualProber(2)
+  const readiness = new Readiness(prober)
+  const answers = Array.from({ length: 50 }, () => readiness.check())
+  t.same(calls.map((c) => c.node), [0, 1], 'one probe per node for 50 concurrent checks')
+  calls[1]?.resolve({})
+  t.same(await Promise.all(answers), Array(50).fill({ status: 'ready' }), 'ready as soon as node 2 answered, node 1 still probing')
+  calls[0]?.reject(new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
+  await settle()
+  t.same(await readiness.check(), { status: 'ready' }, 'from the cache')
+  t.equal(calls.length, 2, 'no probe within the cache period')
+})
+
+t.test('several nodes: not ready once every probe failed, saying why for each node by number', async (t) => {
+  let now = 0
+  const { prober, calls } = manualProber(2)
+  const readiness = new Readiness(prober, { now: () => now })
+  const answer = readiness.check()
+  calls[1]?.reject(new ChainTimeoutError(2000))
+  calls[0]?.reject(new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
+  const failed = { status: 'not ready', reason: 'chain unreachable', error: 'node 1: chain unavailable; node 2: no answer within 2s' }
+  t.same(await answer, failed)
+  t.same(await readiness.check(), failed, 'cached')
+  now = 3000
+  const next = readiness.check()
+  t.equal(calls.length, 4, 'both probed again after the cache period')
+  calls[2]?.resolve({})
+  t.same(await next, { status: 'ready' })
+})
+
+t.test('several real nodes: ready while one answers, not ready when none does', async (t) => {
+  const [a, b] = await Promise.all([startChainSimulator(), startChainSimulator()])
+  const chain = new ChainClient({ baseUrl: [a.url, b.url], timeoutMs: 5000, concurrency: 4 })
+  t.teardown(async () => {
+    await chain.close()
+    await Promise.all([a.close(), b.close()])
+  })
+  t.equal(chain.nodeCount, 2)
+  let now = 0
+  const readiness = new Readiness(chain, { now: () => now })
+  await a.refuse()
+  t.same(await readiness.check(), { status: 'ready' }, 'node 1 refuses, node 2 answers')
+  await b.refuse()
+  now += 3000
+  t.same(await readiness.check(), { status: 'not ready', reason: 'chain unreachable', error: 'node 1: chain unavailable; node 2: chain unavailable' })
+  await a.restore()
+  now += 3000
+  t.same(await readiness.check(), { status: 'ready' }, 'node 1 is back')
 })

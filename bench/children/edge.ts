@@ -1,7 +1,7 @@
 // edge-api built from dist/ (what `npm run build` produced) with options main.js has no
-// setting for: coalescing off, or an injected undici Pool to compare pool tunings.
+// setting for: coalescing off, or undici Pool options to compare pool tunings.
 // argv: <chain url> [coalesce on|off] [shedding on|off] [pool JSON, e.g. {"connections":8,"pipelining":4}]
-import { Pool } from 'undici'
+import type { Pool } from 'undici'
 import { serveCommands } from '../lib/ipc.js'
 
 type ConfigModule = typeof import('../../src/config.js')
@@ -29,7 +29,7 @@ const { port } = await startService({
   logger: createLogger(config.logLevel),
   chain: {
     coalesce: coalesce !== 'off',
-    ...(poolOptions === undefined ? {} : { dispatcher: new Pool(new URL(config.chainRestUrl).origin, poolOptions) })
+    ...(poolOptions === undefined ? {} : { pool: poolOptions })
   },
   // under-pressure treats 0 as "no limit": with shedding off, a saturated run measures the
   // work itself instead of how many cheap 503s the server can write.

@@ -1,6 +1,16 @@
 import pLimit, { type LimitFunction } from 'p-limit'
-import { Pool, type Dispatcher } from 'undici'
-import { ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../errors.js'
+import type { Pool } from 'undici'
+import {
+  ChainAnswerTooLargeError,
+  ChainBadAnswerError,
+  ChainBusyError,
+  ChainStatusError,
+  ChainTimeoutError,
+  ChainUnavailableError,
+  type HttpError
+} from '../errors.js'
+import { formatDuration } from '../duration.js'
+import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
 
 export type Query = Readonly<Record<string, string | undefined>>
 
@@ -8,9 +18,12 @@ export type Query = Readonly<Record<string, string | undefined>>
 export const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
 
 export interface ChainClientOptions {
-  /** Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317. */
-  readonly baseUrl: string
-  /** One chain request's limit, from sending it to the last byte of its body. */
+  /**
+   * Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317; or the base URLs
+   * of several nodes of one chain, in order of preference, used with failover.
+   */
+  readonly baseUrl: string | readonly string[]
+  /** One chain request's limit, from sending it to the last byte of its body, failover included. */
   readonly timeoutMs: number
   /** Chain requests in flight at once; more wait in a bounded queue. */
   readonly concurrency: number
@@ -18,47 +31,76 @@ export interface ChainClientOptions {
   readonly queueLimit?: number
   /** Share one upstream request between identical concurrent reads. @default true */
   readonly coalesce?: boolean
-  /** Injected for tests; by default a keep-alive Pool to the base URL's origin. */
-  readonly dispatcher?: Dispatcher
+  /** The largest chain answer read, in bytes; beyond it the answer is cut off (502). @default 16 MiB */
+  readonly maxResponseBytes?: number
+  /** Where node state changes (down, up) are logged. */
+  readonly log?: NodeLog
+  /** Overrides of each node's undici Pool options (the benchmark compares tunings). */
+  readonly pool?: Pool.Options
+  /** How long a failed node is skipped before its first probe, and the most it waits between probes. @default 250 ms, 5 s */
+  readonly nodeBackoff?: { readonly initialMs: number, readonly maxMs: number }
 }
+
+/** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
+const REPROBE_TIMEOUT_MS = 2000
+
+/** One exchange with one node: its answer, or why not, and whether another node may be asked. */
+type Outcome =
+  | { readonly ok: true, readonly value: unknown }
+  | { readonly ok: false, readonly error: HttpError, readonly tryNext: boolean }
 
 /**
  * Reads JSON from the chain's REST gateway. Bounded (p-limit + a bounded queue), timed out,
- * abortable as a whole at shutdown, and coalescing: concurrent identical reads share one
- * upstream request and one parsed result. Results are shared, so callers must not mutate them.
+ * size-capped, abortable as a whole at shutdown, and coalescing: concurrent identical reads
+ * share one upstream request and one parsed result. Results are shared, so callers must not
+ * mutate them. With several nodes, a read whose node refuses or drops the connection is
+ * retried at once on the next node, within the same timeout (src/chain/nodes.ts chooses).
+ * The limiter and coalescing sit above the choice of node: they bound reads, not attempts.
  */
 export class ChainClient {
-  readonly #origin: string
-  readonly #prefix: string
   readonly #timeoutMs: number
   readonly #queueLimit: number
   readonly #coalesce: boolean
-  readonly #dispatcher: Dispatcher
+  readonly #maxResponseBytes: number
+  readonly #nodes: ChainNodes
   readonly #limit: LimitFunction
   readonly #pending = new Map<string, Promise<unknown>>()
   readonly #inFlight = new Set<AbortController>()
 
   constructor (options: ChainClientOptions) {
-    const base = new URL(options.baseUrl)
-    this.#origin = base.origin
-    this.#prefix = base.pathname.replace(/\/+$/, '')
+    const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
     this.#timeoutMs = options.timeoutMs
     this.#queueLimit = options.queueLimit ?? 16 * options.concurrency
     this.#coalesce = options.coalesce ?? true
+    this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
     this.#limit = pLimit(options.concurrency)
-    // One connection per request the limiter lets through, so undici never queues behind
-    // p-limit's back; no pipelining, because one slow chain answer would stall the ones
-    // behind it. Idle sockets live 4 s, under the gateway's usual idle timeout.
-    this.#dispatcher = options.dispatcher ?? new Pool(this.#origin, {
-      connections: options.concurrency,
-      pipelining: 1,
-      keepAliveTimeout: 4000
+    this.#nodes = new ChainNodes({
+      urls,
+      // One connection per request the limiter lets through, so undici never queues behind
+      // p-limit's back; no pipelining, because one slow chain answer would stall the ones
+      // behind it. Idle sockets live 4 s, under the gateway's usual idle timeout. undici cuts
+      // an answer off at maxResponseSize (chunked or not) and destroys its socket.
+      pool: {
+        connections: options.concurrency,
+        pipelining: 1,
+        keepAliveTimeout: 4000,
+        maxResponseSize: this.#maxResponseBytes,
+        ...options.pool
+      },
+      probe: (node) => this.probe(NODE_INFO_PATH, REPROBE_TIMEOUT_MS, node.index),
+      log: options.log,
+      backoff: options.nodeBackoff
     })
+  }
+
+  /** How many chain nodes there are (readiness probes each). */
+  get nodeCount (): number {
+    return this.#nodes.all.length
   }
 
   /** GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON. */
   get (path: string, query: Query = {}): Promise<unknown> {
-    const target = this.#prefix + path + queryString(query)
+    const target = path + queryString(query)
     if (!this.#coalesce) return this.#limited(target)
     const shared = this.#pending.get(target)
     if (shared !== undefined) return shared
@@ -67,9 +109,13 @@ export class ChainClient {
     return request
   }
 
-  /** GET outside the limiter and without coalescing, under its own budget (readiness probes). */
-  probe (path: string, timeoutMs: number): Promise<unknown> {
-    return this.#fetch(this.#prefix + path, timeoutMs)
+  /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes). */
+  async probe (path: string, timeoutMs: number, node = 0): Promise<unknown> {
+    const chosen = this.#nodes.all[node]
+    if (chosen === undefined) throw new RangeError(`no chain node ${node}; there are ${this.nodeCount}`)
+    const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs))
+    if (outcome.ok) return outcome.value
+    throw outcome.error
   }
 
   /** Chain requests currently sent and not yet answered. */
@@ -83,7 +129,7 @@ export class ChainClient {
   }
 
   async close (): Promise<void> {
-    await this.#dispatcher.close()
+    await this.#nodes.close()
   }
 
   #limited (target: string): Promise<unknown> {
@@ -91,10 +137,34 @@ export class ChainClient {
     // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
     const admitted = this.#limit.activeCount + this.#limit.pendingCount
     if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
-    return this.#limit(() => this.#fetch(target, this.#timeoutMs))
+    return this.#limit(() => this.#read(target))
   }
 
-  async #fetch (target: string, timeoutMs: number): Promise<unknown> {
+  /** One read: the preferred node, then at once the next one while a node fails to connect or drops the connection. */
+  async #read (target: string): Promise<unknown> {
+    const outcome = await this.#deadline(this.#timeoutMs, async (signal, timedOut) => {
+      const tried = new Set<ChainNode>()
+      let node = this.#nodes.pick(tried) as ChainNode
+      for (;;) {
+        tried.add(node)
+        node.inFlight++
+        let result: Outcome
+        try {
+          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs)
+        } finally {
+          node.inFlight--
+        }
+        const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried)
+        if (next === undefined) return result
+        node = next
+      }
+    })
+    if (outcome.ok) return outcome.value
+    throw outcome.error
+  }
+
+  /** Runs `work` under an abortable deadline of its own; abortAll reaches it too. */
+  async #deadline (timeoutMs: number, work: (signal: AbortSignal, timedOut: () => boolean) => Promise<Outcome>): Promise<Outcome> {
     const controller = new AbortController()
     let timedOut = false
     const timer = setTimeout(() => {
@@ -102,44 +172,85 @@ export class ChainClient {
       controller.abort(new ChainTimeoutError(timeoutMs))
     }, timeoutMs)
     this.#inFlight.add(controller)
-    let answer: unknown
     try {
-      const { statusCode, body } = await this.#dispatcher.request({
-        origin: this.#origin,
-        path: target,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        signal: controller.signal
-      })
-      // Always read the body to the end: an unread body holds its socket.
-      answer = parseAnswer(statusCode, await body.text(), target)
-    } catch (err) {
-      if (timedOut) throw new ChainTimeoutError(timeoutMs)
-      if (err instanceof ChainStatusError || err instanceof ChainUnavailableError || err instanceof SyntaxError) throw err
-      throw new ChainUnavailableError(err)
+      return await work(controller.signal, () => timedOut)
     } finally {
       clearTimeout(timer)
       this.#inFlight.delete(controller)
     }
-    return answer
+  }
+
+  /**
+   * One request to one node, its body read to the end (an unread body holds its socket) or
+   * cut off at the size limit. Reports the node's health: any answer means it is up; a
+   * refused, dropped or timed-out exchange means it is down.
+   */
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
+    const target = node.prefix + path
+    let statusCode: number
+    let text: string
+    try {
+      const answer = await node.pool.request({
+        origin: node.origin,
+        path: target,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        signal
+      })
+      statusCode = answer.statusCode
+      // A declared length over the limit is refused before reading a byte; destroying the
+      // unread body closes the socket. Chunked answers are cut off by undici (maxResponseSize).
+      const declared = Number(answer.headers['content-length'])
+      if (declared > this.#maxResponseBytes) {
+        answer.body.destroy()
+        this.#nodes.answered(node)
+        return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered ${statusCode} with content-length ${declared} for ${path}`), tryNext: false }
+      }
+      text = await answer.body.text()
+    } catch (err) {
+      if (timedOut()) {
+        this.#nodes.failed(node, `no answer within ${formatDuration(timeoutMs)}`)
+        return { ok: false, error: new ChainTimeoutError(timeoutMs), tryNext: false }
+      }
+      // abortAll: shutting down, not the node's fault.
+      if (signal.aborted) return { ok: false, error: new ChainUnavailableError(signal.reason), tryNext: false }
+      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+        this.#nodes.answered(node)
+        return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered more for ${path}`), tryNext: false }
+      }
+      // Refused, reset, closed mid-answer, name not resolved: this node cannot be reached.
+      this.#nodes.failed(node, describe(err))
+      return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
+    }
+    const outcome = parseAnswer(statusCode, text, `${node.url}${path}`)
+    // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
+    // node that is not there: like a refused connection.
+    if (!outcome.ok && outcome.tryNext) this.#nodes.failed(node, `answered ${statusCode} without a gateway error body`)
+    else this.#nodes.answered(node)
+    return outcome
   }
 }
 
-function parseAnswer (statusCode: number, text: string, target: string): unknown {
+function parseAnswer (statusCode: number, text: string, where: string): Outcome {
   if (statusCode >= 200 && statusCode < 300) {
     try {
-      return JSON.parse(text)
-    } catch {
-      throw new SyntaxError(`chain answered ${statusCode} with a body that is not JSON for ${target}`)
+      return { ok: true, value: JSON.parse(text) }
+    } catch (err) {
+      return { ok: false, error: new ChainBadAnswerError(`chain answered ${statusCode} with a body that is not JSON for ${where}: ${(err as Error).message}`), tryNext: false }
     }
   }
   let error: unknown
   try {
     error = JSON.parse(text)
   } catch {}
-  if (isGatewayError(error)) throw new ChainStatusError(error.code, error.message)
-  // Not the gateway speaking (a proxy's HTML 502, say): the chain is not reachable.
-  throw new ChainUnavailableError(`chain answered ${statusCode} without a gateway error body for ${target}`)
+  if (isGatewayError(error)) return { ok: false, error: new ChainStatusError(error.code, error.message), tryNext: false }
+  return { ok: false, error: new ChainUnavailableError(`chain answered ${statusCode} without a gateway error body for ${where}`), tryNext: true }
+}
+
+/** A transport failure in one line for the log (undici's and Node's socket errors all carry a code). */
+function describe (err: unknown): string {
+  const { message, code } = err as NodeJS.ErrnoException
+  return `${message} (${code})`
 }
 
 function isGatewayError (value: unknown): value is { code: number, message: string } {

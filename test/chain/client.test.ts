@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ChainClient, chainPath } from '../../src/chain/client.js'
-import { ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
+import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainBusyError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
 import { until } from '../fixtures/wait.js'
@@ -52,10 +52,53 @@ t.test('a non-2xx answer that is not the gateway speaking means the chain is una
   t.match(String(error.cause), /chain answered 502 without a gateway error body/)
 })
 
-t.test('a 2xx answer that is not JSON is an internal error, not a client one', async (t) => {
+t.test('a 2xx answer that is not JSON is a bad gateway (502), with the detail as its cause', async (t) => {
   const { chain: client, sim } = await startChain(t)
   sim.raw(NODE, 200, 'not json')
-  await t.rejects(client.get(NODE), SyntaxError)
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainBadAnswerError
+  t.ok(error instanceof ChainBadAnswerError)
+  t.match(error, { statusCode: 502, message: 'chain answer is not JSON', code: 'EDGE_ERR_CHAIN_BAD_ANSWER' })
+  t.match(error.cause, new RegExp(`^chain answered 200 with a body that is not JSON for ${sim.url}${NODE}: `))
+  t.equal(sim.count(NODE), 1, 'an answer: not asked again')
+})
+
+const LIMIT = 64 * 1024
+
+t.test('a chunked answer over the size limit is cut off: 502, its socket closed, the next read on a new one', async (t) => {
+  // One connection, so a kept-alive socket is the one reused.
+  const { chain: client, sim } = await startChain(t, { maxResponseBytes: LIMIT, concurrency: 1 })
+  t.same(await client.get(NODE), NODE_INFO)
+  sim.huge(NODE, 4 * LIMIT)
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainAnswerTooLargeError
+  t.ok(error instanceof ChainAnswerTooLargeError)
+  t.match(error, { statusCode: 502, message: 'chain answer too large', code: 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE' })
+  t.match(error.cause, /over the limit of 65536 bytes \(EDGE_API_CHAIN_MAX_RESPONSE\)/)
+  sim.clearFaults()
+  t.same(await client.get(NODE), NODE_INFO, 'the client keeps reading')
+  t.equal(sim.count(NODE), 3, 'the large answer was not asked again')
+  const [first, large, next] = sim.clientPorts
+  t.equal(large, first, 'the large answer came on the kept-alive socket')
+  t.not(next, large, 'which was closed, not reused')
+})
+
+t.test('a declared content-length over the limit is refused before its body is read', async (t) => {
+  const { chain: client, sim } = await startChain(t, { maxResponseBytes: LIMIT })
+  sim.huge(NODE, 64 * 1024 * 1024, true)
+  const error = await client.get(NODE).catch((err: unknown) => err) as ChainAnswerTooLargeError
+  t.ok(error instanceof ChainAnswerTooLargeError)
+  t.match(error.cause, /with content-length 67108864/)
+  sim.clearFaults()
+  t.same(await client.get(NODE), NODE_INFO)
+  t.not(sim.clientPorts[1], sim.clientPorts[0], 'the socket with the unread body was closed, not reused')
+})
+
+t.test('an answer exactly at the limit is read; a gateway error body over it is cut off too', async (t) => {
+  const { chain: client, sim } = await startChain(t, { maxResponseBytes: LIMIT })
+  sim.override(NODE, `"${'x'.repeat(LIMIT - 2)}"`)
+  t.equal((await client.get(NODE) as string).length, LIMIT - 2)
+  sim.clearFaults()
+  sim.fail(NODE, 13, 'y'.repeat(LIMIT))
+  await t.rejects(client.get(NODE), ChainAnswerTooLargeError)
 })
 
 t.test('a refused connection is ChainUnavailableError', async (t) => {
@@ -114,6 +157,13 @@ t.test('queueLimit 0 means no waiting: free slots are used, the next one is shed
   await t.rejects(client.get(NODE), ChainBusyError)
   await Promise.all(both)
   t.equal(sim.count(NODE), 2)
+})
+
+t.test('probe asks one node by its index; there is no node beyond the list', async (t) => {
+  const { chain: client } = await startChain(t)
+  t.equal(client.nodeCount, 1)
+  t.same(await client.probe(NODE, 1000, 0), NODE_INFO)
+  await t.rejects(client.probe(NODE, 1000, 1), new RangeError('no chain node 1; there are 1'))
 })
 
 t.test('probe bypasses the limiter and coalescing, under its own budget', async (t) => {

@@ -64,7 +64,8 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
-    t.equal(s?.environment.CHAIN_REST_URL, 'http://node:1317', 'the chain URL comes from config.env')
+    t.equal(s?.environment.CHAIN_REST_URL, 'http://node-a:1317,http://node-b:1317', 'the chain nodes come from config.env')
+    t.equal(s?.environment.EDGE_API_CHAIN_MAX_RESPONSE, '16MiB', 'the answer limit too')
     t.equal(s?.environment.EDGE_API_HOST, '0.0.0.0', 'listens on the container network')
     t.equal(s?.environment.EDGE_API_DRAIN_ANNOUNCE, '5s', 'announces the drain to the router')
     t.notOk('container_name' in (s?.scalars ?? {}), 'no container_name: the service can be scaled')

@@ -13,7 +13,8 @@ import { DIST_MAIN, Replica, freePorts } from '../fixtures/e2e/replica.js'
 import { until } from '../fixtures/wait.js'
 
 // SPEC §7, first quality bar: every replica behind a real HAProxy, rendered from the deployed
-// template, replaced one after another by SIGTERM under continuous load, loses nothing.
+// template, replaced one after another by SIGTERM under continuous load, loses nothing. The
+// replicas read from two chain nodes (SPEC §9), and one of them restarts during the load.
 
 const RPS = 100
 const CONNECTIONS = 8
@@ -23,6 +24,8 @@ const SLOW_MS = 8000
 const SLOW_ADDRESS = PARTICIPANTS[4].address
 const SLOW_PATH = `/v1/participants/${SLOW_ADDRESS}`
 const SLOW_CHAIN_PREFIX = `/productscience/inference/inference/inference_participant/${SLOW_ADDRESS}`
+// How long the chain node that restarts refuses connections.
+const NODE_DOWN_MS = 1500
 
 // A GET mix over every public /v1 route that has fixture data, each checked to answer 200
 // on a replica before the load starts.
@@ -49,23 +52,28 @@ const CANDIDATES = [
 t.setTimeout(240_000)
 
 interface Stack {
-  readonly sim: ChainSimulator
+  /** Two nodes of the simulated chain; every replica has both in CHAIN_REST_URL. */
+  readonly nodes: readonly [ChainSimulator, ChainSimulator]
+  readonly chainUrl: string
   readonly replicas: Replica[]
+  /** Every replica started, replacements included (their logs). */
+  readonly started: Replica[]
   readonly router: Router
   readonly mix: string[]
   readonly announce: string
 }
 
-/** Chain simulator, three replicas on fixed free ports, HAProxy in front, all UP. */
+/** Two chain nodes, three replicas on fixed free ports, HAProxy in front, all UP. */
 async function startStack (t: Test, announce: string): Promise<Stack> {
-  const sim = await startChainSimulator()
+  const nodes = await Promise.all([startChainSimulator(), startChainSimulator()])
+  const chainUrl = nodes.map((n) => n.url).join(',')
   const [p1, p2, p3, routerPort, metricsPort] = await freePorts(5) as [number, number, number, number, number]
-  const replicas = [p1, p2, p3].map((port) => new Replica({ port, chainUrl: sim.url, announce, budget: BUDGET }))
-  const stack = { sim, replicas, router: undefined as unknown as Router, mix: [] as string[], announce }
+  const replicas = [p1, p2, p3].map((port) => new Replica({ port, chainUrl, announce, budget: BUDGET }))
+  const stack = { nodes, chainUrl, replicas, started: [...replicas], router: undefined as unknown as Router, mix: [] as string[], announce }
   t.teardown(async () => {
-    await Promise.all(stack.replicas.map(async (r) => r.stop()))
+    await Promise.all(stack.started.map(async (r) => r.stop()))
     await stack.router?.stop()
-    await sim.close()
+    await Promise.all(nodes.map(async (n) => n.close()))
   })
   await Promise.all(replicas.map(async (r) => r.listening()))
 
@@ -77,7 +85,7 @@ async function startStack (t: Test, announce: string): Promise<Stack> {
     else failing.push(`${path} (${answer.statusCode})`)
   }
   t.same(failing, [], 'every route of the mix answers 200 on a replica')
-  sim.resetCounts()
+  for (const node of nodes) node.resetCounts()
 
   stack.router = new Router(replicas.map((r) => `127.0.0.1:${r.port}`), routerPort, metricsPort)
   // HAProxy before 3.1 (no init-state) starts servers UP; wait until each has also passed a
@@ -107,7 +115,7 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
     return
   }
   const stack = await startStack(t, '5s')
-  const { sim, replicas, router } = stack
+  const { nodes, replicas, router } = stack
   t.same(await router.serverStatus(), new Map([['edgeapi1', 'UP'], ['edgeapi2', 'UP'], ['edgeapi3', 'UP']]), 'the router starts with all three replicas UP')
   t.comment(`GET mix (${stack.mix.length} routes): ${stack.mix.join(' ')}`)
   t.equal(stack.mix.length, CANDIDATES.length, 'the whole mix')
@@ -116,7 +124,7 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
   load.start()
 
   // One slow request through the router; the replica that logs its request id gets SIGTERM first.
-  sim.latency(SLOW_MS, SLOW_CHAIN_PREFIX)
+  for (const node of nodes) node.latency(SLOW_MS, SLOW_CHAIN_PREFIX)
   const slowClient = new Client(router.url)
   t.teardown(async () => slowClient.destroy())
   const slowStarted = performance.now()
@@ -127,6 +135,16 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
     return i
   }))
   const order = [holder, ...[0, 1, 2].filter((i) => i !== holder)]
+
+  // The chain node every replica prefers restarts while the first replica is replaced: reads
+  // in flight on it are retried on the other node, and /readyz stays 200 on the second node.
+  const [preferred, standby] = nodes
+  const nodeRestart = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    await preferred.refuse()
+    await new Promise((resolve) => setTimeout(resolve, NODE_DOWN_MS))
+    await preferred.restore()
+  })()
 
   const timings: string[] = []
   for (const index of order) {
@@ -142,8 +160,9 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
     const downAt = (await down).at
     t.ok(downAt < await listenerClosed, `the router marked ${name} DOWN before its listener closed`)
 
-    const fresh = new Replica({ port: old.port, chainUrl: sim.url, announce: '5s', budget: BUDGET })
+    const fresh = new Replica({ port: old.port, chainUrl: stack.chainUrl, announce: '5s', budget: BUDGET })
     replicas[index] = fresh
+    stack.started.push(fresh)
     const spawned = performance.now()
     const up = await router.waitFor(name, 'UP', spawned)
     t.pass(`the router admitted the new ${name} (${up.line.replace(/,.*/, '')})`)
@@ -152,8 +171,10 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
   }
 
   const slowResult = await slow
+  await nodeRestart
   const totals = await load.stop()
   const status = await router.serverStatus()
+  const nodeLines = stack.started.flatMap((r) => r.lines.filter((l) => l.node === preferred.url).map((l) => l.msg))
 
   t.equal(slowResult.statusCode, 200, `the slow request in flight on a replaced replica completed with 200 after ${(slowResult.ms / 1000).toFixed(1)}s`)
   t.match(JSON.parse(slowResult.body), { balance: Number(PARTICIPANTS[4].balance) }, 'with its answer')
@@ -162,8 +183,12 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
   t.equal(totals.ok, totals.requests, 'every request succeeded')
   t.ok(totals.requests >= RPS * 10, `continuous load (${totals.requests} requests)`)
   t.same(status, new Map([['edgeapi1', 'UP'], ['edgeapi2', 'UP'], ['edgeapi3', 'UP']]), 'all three replacements are UP at the end')
+  t.ok(nodeLines.includes('chain node down') && nodeLines.includes('chain node up'),
+    `the replicas saw chain node 1 restart and come back (${nodeLines.filter((m) => m === 'chain node down').length} replicas logged it down)`)
+  t.ok(standby.count() > 0, `chain node 2 answered reads meanwhile (${standby.count()} chain requests)`)
 
   report(t, 'rolling replacement', totals, stack)
+  t.comment(`  chain node 1 refused connections for ${NODE_DOWN_MS / 1000}s during the first replacement; node 2 took ${standby.count()} chain requests`)
   for (const line of timings) t.comment(`  ${line}`)
   t.comment(`  slow request: 200 after ${(slowResult.ms / 1000).toFixed(1)}s`)
 })
@@ -175,10 +200,10 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
     return
   }
   const stack = await startStack(t, '0')
-  const { sim, replicas, router } = stack
+  const { nodes, replicas, router } = stack
   const load = new Load(router.url, stack.mix, RPS, CONNECTIONS)
   load.start()
-  sim.latency(SLOW_MS, SLOW_CHAIN_PREFIX)
+  for (const node of nodes) node.latency(SLOW_MS, SLOW_CHAIN_PREFIX)
   const slowClient = new Client(router.url)
   t.teardown(async () => slowClient.destroy())
   const slowStarted = performance.now()

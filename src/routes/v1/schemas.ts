@@ -12,6 +12,7 @@ export const CHAIN_ERRORS = {
   404: ErrorBody,
   429: ErrorBody,
   500: ErrorBody,
+  502: ErrorBody,
   503: ErrorBody,
   504: ErrorBody
 } as const

@@ -65,10 +65,28 @@ t.test('GET /v1/bridge/addresses answers every chain gateway error with 500 and 
   }
 })
 
-t.test('GET /v1/bridge/addresses keeps transport failures as 503 and 504', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '200ms' } })
+t.test('GET /v1/bridge/addresses keeps transport failures as 502, 503 and 504', async (t) => {
+  const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_CHAIN_TIMEOUT: '200ms', EDGE_API_CHAIN_MAX_RESPONSE: '64KiB' } })
+
+  await t.test('a 2xx answer that is not JSON → 502, the detail in the log only', async (t) => {
+    sim.raw(BRIDGE, 200, '<html>maintenance</html>')
+    const res = await app.inject('/v1/bridge/addresses?chain=ethereum')
+    t.equal(res.statusCode, 502)
+    t.same(res.json(), { message: 'chain answer is not JSON' })
+    t.match(logs.findLast((l) => l.msg === 'request failed'), { level: 40, cause: new RegExp(`^chain answered 200 with a body that is not JSON for ${sim.url}${BRIDGE}ethereum: `) })
+  })
+
+  await t.test('an answer over EDGE_API_CHAIN_MAX_RESPONSE → 502', async (t) => {
+    sim.clearFaults()
+    sim.huge(BRIDGE, 1024 * 1024)
+    const res = await app.inject('/v1/bridge/addresses?chain=ethereum')
+    t.equal(res.statusCode, 502)
+    t.same(res.json(), { message: 'chain answer too large' })
+    t.match(logs.findLast((l) => l.msg === 'request failed'), { cause: /over the limit of 65536 bytes \(EDGE_API_CHAIN_MAX_RESPONSE\)$/ })
+  })
 
   await t.test('no answer in EDGE_API_CHAIN_TIMEOUT → 504', async (t) => {
+    sim.clearFaults()
     sim.hang(BRIDGE)
     const res = await app.inject('/v1/bridge/addresses?chain=ethereum')
     t.equal(res.statusCode, 504)

@@ -1,0 +1,149 @@
+import { Pool } from 'undici'
+
+/** What the node set logs: one line per state change of a node (a pino logger fits). */
+export interface NodeLog {
+  info (fields: object, msg: string): void
+  warn (fields: object, msg: string): void
+}
+
+export interface ChainNodesOptions {
+  /** Base URLs of the nodes of one chain, in order of preference (CHAIN_REST_URL). */
+  readonly urls: readonly string[]
+  /** Options of each node's keep-alive pool. */
+  readonly pool: Pool.Options
+  /** Asks a node that is down whether it answers again; it reports its outcome itself (answered/failed). */
+  readonly probe: (node: ChainNode) => Promise<unknown>
+  readonly log?: NodeLog
+  /** How long a node that failed is skipped before it is probed: doubling from initialMs up to maxMs. @default 250 ms to 5 s */
+  readonly backoff?: { readonly initialMs: number, readonly maxMs: number }
+}
+
+interface Down {
+  /** performance.now() when the node went down. */
+  readonly since: number
+  /** How long until the next probe; doubles after each failed one. */
+  retryMs: number
+  timer?: NodeJS.Timeout
+}
+
+/** One chain node: its own keep-alive pool, the reads it has in flight, and whether it is down. */
+export class ChainNode {
+  /** Position in CHAIN_REST_URL (0-based); also its rank of preference. */
+  readonly index: number
+  /** The base URL as configured, for the log (never for clients). */
+  readonly url: string
+  readonly origin: string
+  /** The base URL's path (no trailing slash), prepended to every gateway path. */
+  readonly prefix: string
+  readonly pool: Pool
+  /** Reads sent to this node and not answered yet. */
+  inFlight = 0
+  /** Set while the node is skipped; managed by ChainNodes. */
+  down: Down | undefined
+
+  constructor (index: number, url: string, pool: Pool.Options) {
+    const base = new URL(url)
+    this.index = index
+    this.url = url
+    this.origin = base.origin
+    this.prefix = base.pathname.replace(/\/+$/, '')
+    this.pool = new Pool(this.origin, pool)
+  }
+
+  get healthy (): boolean {
+    return this.down === undefined
+  }
+}
+
+const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
+
+/**
+ * The nodes of one chain and their health. A node that refuses, drops the connection or
+ * does not answer in time is skipped for a short, growing interval and re-admitted as soon
+ * as it answers again (its probe, a readiness probe, or a read sent to it because no node
+ * was healthy; a single node is only ever re-admitted so).
+ * Reads choose among the healthy nodes the one with the fewest reads in flight, the first
+ * configured on a tie: an idle service keeps reading one node (consistent block heights),
+ * and a node that hangs holds reads in flight, so new reads go elsewhere at once.
+ */
+export class ChainNodes {
+  readonly all: readonly ChainNode[]
+  readonly #probe: (node: ChainNode) => Promise<unknown>
+  readonly #log: NodeLog
+  readonly #initialMs: number
+  readonly #maxMs: number
+  #closed = false
+
+  constructor (options: ChainNodesOptions) {
+    this.all = options.urls.map((url, i) => new ChainNode(i, url, options.pool))
+    this.#probe = options.probe
+    this.#log = options.log ?? NO_LOG
+    this.#initialMs = options.backoff?.initialMs ?? 250
+    this.#maxMs = options.backoff?.maxMs ?? 5000
+  }
+
+  /**
+   * The node a read tries next, none of those it `tried` already: a healthy one if any
+   * (fewest in flight, then configured order), else a down one (the one that failed fewest
+   * probes, so most likely back), because a read that would fail anyway might as well ask.
+   * Undefined once every node has been tried.
+   */
+  pick (tried: ReadonlySet<ChainNode> = new Set()): ChainNode | undefined {
+    let best: ChainNode | undefined
+    for (const node of this.all) {
+      if (tried.has(node)) continue
+      if (best === undefined || rank(node, best) < 0) best = node
+    }
+    return best
+  }
+
+  /** The node answered (anything but a transport failure): if it was down, it is back. */
+  answered (node: ChainNode): void {
+    const down = node.down
+    if (down === undefined) return
+    clearTimeout(down.timer)
+    node.down = undefined
+    this.#log.info({ node: node.url, downMs: Math.round(performance.now() - down.since) }, 'chain node up')
+  }
+
+  /** The node refused, dropped the connection or did not answer in time: skip it, probe it later. */
+  failed (node: ChainNode, reason: string): void {
+    // Already down: its own probe schedule decides when to look again.
+    if (node.down !== undefined || this.#closed) return
+    node.down = { since: performance.now(), retryMs: this.#initialMs }
+    // A single node is asked by every read anyway (nothing to skip it for): no probes of its
+    // own, which keeps a down chain at readiness's one probe per cache period.
+    const probing = this.all.length > 1
+    this.#log.warn({ node: node.url, reason, ...(probing ? { retryInMs: this.#initialMs } : {}) }, 'chain node down')
+    if (probing) this.#schedule(node, node.down)
+  }
+
+  /** Stops probing and closes every node's pool (once). */
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    for (const node of this.all) clearTimeout(node.down?.timer)
+    await Promise.all(this.all.map(async (node) => node.pool.close()))
+  }
+
+  #schedule (node: ChainNode, down: Down): void {
+    // unref: a pending probe never keeps the process alive.
+    down.timer = setTimeout(() => { this.#reprobe(node, down) }, down.retryMs).unref()
+  }
+
+  async #reprobe (node: ChainNode, down: Down): Promise<void> {
+    await this.#probe(node).catch(() => {})
+    // Back up (answered) or down again with a fresh schedule while the probe ran: nothing to do.
+    if (node.down !== down || this.#closed) return
+    down.retryMs = Math.min(down.retryMs * 2, this.#maxMs)
+    this.#schedule(node, down)
+  }
+}
+
+/** Negative when `a` should be tried before `b`. */
+function rank (a: ChainNode, b: ChainNode): number {
+  if (a.healthy !== b.healthy) return a.healthy ? -1 : 1
+  if (a.down !== undefined && b.down !== undefined && a.down.retryMs !== b.down.retryMs) return a.down.retryMs - b.down.retryMs
+  if (a.inFlight !== b.inFlight) return a.inFlight - b.inFlight
+  return a.index - b.index
+}

@@ -1,0 +1,156 @@
+import t, { type Test } from 'tap'
+import { ChainNodes, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
+
+const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
+
+/** A log that keeps its lines. */
+function memoryLog () {
+  const lines: Array<{ level: 'info' | 'warn', msg: string } & Record<string, unknown>> = []
+  const log: NodeLog = {
+    info: (fields, msg) => { lines.push({ level: 'info', msg, ...fields }) },
+    warn: (fields, msg) => { lines.push({ level: 'warn', msg, ...fields }) }
+  }
+  return { log, lines }
+}
+
+function nodeSet (t: Test, options: Partial<ChainNodesOptions> = {}) {
+  const { log, lines } = memoryLog()
+  const nodes = new ChainNodes({ urls: URLS, pool: {}, probe: async () => {}, log, ...options })
+  t.teardown(() => nodes.close())
+  const [a, b, c] = nodes.all as [ChainNode, ChainNode, ChainNode]
+  return { nodes, lines, a, b, c }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+t.test('each node has its own pool, origin and path prefix, in the order given', async (t) => {
+  const { nodes, a, b } = nodeSet(t)
+  t.equal(nodes.all.length, 3)
+  t.match(a, { index: 0, url: URLS[0], origin: 'http://a.invalid:1317', prefix: '', inFlight: 0, healthy: true })
+  t.match(b, { index: 1, origin: 'http://b.invalid:1317', prefix: '/api' })
+  t.not(a.pool, b.pool)
+})
+
+t.test('pick: the first healthy node, spilling over by reads in flight; every node once per read', async (t) => {
+  const { nodes, a, b, c } = nodeSet(t)
+  t.equal(nodes.pick(), a, 'idle: the first configured node')
+  a.inFlight = 2
+  b.inFlight = 1
+  c.inFlight = 1
+  t.equal(nodes.pick(), b, 'fewest in flight; the earlier one on a tie')
+  t.equal(nodes.pick(new Set([b])), c)
+  t.equal(nodes.pick(new Set([b, c])), a)
+  t.equal(nodes.pick(new Set([a, b, c])), undefined, 'all tried')
+})
+
+t.test('pick: a down node only when no healthy one is left, the one with the fewest failed probes first', async (t) => {
+  const { nodes, a, b, c } = nodeSet(t, { backoff: { initialMs: 60_000, maxMs: 60_000 } })
+  nodes.failed(a, 'refused')
+  t.equal(nodes.pick(), b, 'a down node is skipped')
+  nodes.failed(b, 'refused')
+  nodes.failed(c, 'refused')
+  t.equal(nodes.pick(), a, 'all down: still asked, in order')
+  ;(a.down as { retryMs: number }).retryMs = 120_000
+  t.equal(nodes.pick(), b, 'the one that failed fewer probes first')
+  t.equal(nodes.pick(new Set([b, c])), a)
+})
+
+t.test('each state change is one log line; repeated failures of a down node are not', async (t) => {
+  const { nodes, lines, a } = nodeSet(t, { backoff: { initialMs: 60_000, maxMs: 60_000 } })
+  nodes.answered(a)
+  t.same(lines, [], 'a healthy node that answers: nothing to say')
+  nodes.failed(a, 'connect ECONNREFUSED 127.0.0.1:1 (ECONNREFUSED)')
+  nodes.failed(a, 'again')
+  t.equal(a.healthy, false)
+  t.same(lines, [{ level: 'warn', msg: 'chain node down', node: URLS[0], reason: 'connect ECONNREFUSED 127.0.0.1:1 (ECONNREFUSED)', retryInMs: 60_000 }])
+  await sleep(20)
+  nodes.answered(a)
+  nodes.answered(a)
+  t.equal(a.healthy, true)
+  t.equal(lines.length, 2)
+  t.match(lines[1], { level: 'info', msg: 'chain node up', node: URLS[0], downMs: Number })
+  t.ok((lines[1]?.downMs as number) >= 15, 'with how long it was down')
+})
+
+t.test('a down node is probed after a growing interval, up to the cap, until it answers', async (t) => {
+  const probes: number[] = []
+  const ref: { nodes?: ChainNodes } = {}
+  let answerAfter = 4
+  const { nodes, lines, a } = nodeSet(t, {
+    backoff: { initialMs: 40, maxMs: 160 },
+    // Like ChainClient's probe: it reports its own outcome.
+    probe: async (node) => {
+      probes.push(performance.now())
+      if (--answerAfter === 0) ref.nodes?.answered(node)
+      else ref.nodes?.failed(node, 'still refused')
+    }
+  })
+  ref.nodes = nodes
+  const start = performance.now()
+  nodes.failed(a, 'refused')
+  for (let i = 0; i < 200 && !a.healthy; i++) await sleep(10)
+  t.equal(a.healthy, true, 're-admitted after its probe answered')
+  t.equal(probes.length, 4)
+  const gaps = probes.map((at, i) => at - (i === 0 ? start : probes[i - 1] as number))
+  // 40, 80, 160, 160 ms: each at least its interval (timers never fire early).
+  t.ok(gaps[0] as number >= 39 && gaps[1] as number >= 79 && gaps[2] as number >= 159 && gaps[3] as number >= 159, `gaps ${gaps.map(Math.round).join(', ')} ms`)
+  t.ok(gaps[3] as number < (gaps[2] as number) + 150, 'capped, not doubled again')
+  t.same(lines.map((l) => l.msg), ['chain node down', 'chain node up'], 'failed probes add no line')
+  await sleep(250)
+  t.equal(probes.length, 4, 'no probe once it is back')
+})
+
+t.test('a probe that throws counts as failed; a node that answered and failed again during a probe keeps the new schedule', async (t) => {
+  const ref: { nodes?: ChainNodes } = {}
+  const probed = { calls: 0 }
+  const { nodes, a } = nodeSet(t, {
+    backoff: { initialMs: 20, maxMs: 20 },
+    probe: async (node) => {
+      probed.calls++
+      if (probed.calls === 1) throw new Error('probe broke')
+      // Back, then down again while this probe ran: a fresh schedule exists already.
+      ref.nodes?.answered(node)
+      ref.nodes?.failed(node, 'refused again')
+    }
+  })
+  ref.nodes = nodes
+  nodes.failed(a, 'refused')
+  for (let i = 0; i < 100 && probed.calls < 3; i++) await sleep(10)
+  t.ok(probed.calls >= 3, 'probed again after the throw, and again on the fresh schedule')
+  await nodes.close()
+  const after = probed.calls
+  await sleep(80)
+  t.equal(probed.calls, after, 'close stops probing')
+})
+
+t.test('after close, failures change nothing', async (t) => {
+  const { nodes, lines, a } = nodeSet(t)
+  await nodes.close()
+  nodes.failed(a, 'refused')
+  t.equal(a.healthy, true)
+  t.same(lines, [])
+})
+
+t.test('a single node is never probed on its own: every read asks it anyway', async (t) => {
+  const { log, lines } = memoryLog()
+  let probes = 0
+  const nodes = new ChainNodes({ urls: URLS.slice(0, 1), pool: {}, probe: async () => { probes++ }, log, backoff: { initialMs: 10, maxMs: 10 } })
+  t.teardown(() => nodes.close())
+  const [a] = nodes.all as [ChainNode]
+  nodes.failed(a, 'refused')
+  t.same(lines, [{ level: 'warn', msg: 'chain node down', node: URLS[0], reason: 'refused' }], 'no retryInMs: no retry of its own')
+  t.equal(nodes.pick(), a, 'still the node every read asks')
+  await sleep(60)
+  t.equal(probes, 0)
+  nodes.answered(a)
+  t.equal(a.healthy, true, 'back with its next answer')
+})
+
+t.test('without a log, state changes are silent', async (t) => {
+  const nodes = new ChainNodes({ urls: URLS.slice(0, 1), pool: {}, probe: async () => {} })
+  t.teardown(() => nodes.close())
+  const [a] = nodes.all as [ChainNode]
+  nodes.failed(a, 'refused')
+  nodes.answered(a)
+  t.equal(a.healthy, true)
+})
