@@ -40,7 +40,7 @@ t.test('GET /readyz while draining: 503 draining, no-store, no chain request', a
 })
 
 t.test('chain faults through the simulator', async (t) => {
-  t.test('hang: 503 chain unreachable within 2.2 s, then cached', async (t) => {
+  t.test('hang: 503 chain unreachable within the 2 s budget (+ scheduling), before the router gives up at 3 s, then cached', async (t) => {
     const { app, sim } = await buildTestApp(t)
     sim.hang(PROBE_PATH)
     let start = performance.now()
@@ -49,7 +49,9 @@ t.test('chain faults through the simulator', async (t) => {
     t.equal(res.statusCode, 503)
     t.equal(res.body, '{"status":"not ready","reason":"chain unreachable","error":"no answer within 2s"}')
     t.equal(res.headers['cache-control'], 'no-store')
-    t.ok(took <= 2200, `answered in ${Math.round(took)} ms`)
+    // 2 s is the probe's budget; the margin is for a loaded test machine, and the bound that
+    // matters is the router's `timeout check 3s`.
+    t.ok(took <= 2800, `answered in ${Math.round(took)} ms`)
     start = performance.now()
     t.equal((await app.inject('/readyz')).body, res.body, 'cached')
     t.ok(performance.now() - start < 100, 'cached answer is immediate')
