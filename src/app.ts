@@ -10,6 +10,7 @@ import { Readiness } from './readiness.js'
 import { formatSchemaError } from './schema-errors.js'
 import { health } from './routes/health.js'
 import { v1, type LoadShedding } from './routes/v1/index.js'
+import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -22,6 +23,8 @@ export interface AppOptions {
   readonly readiness?: Readiness
   /** Overrides of the /v1 load-shedding thresholds (tests trip them on purpose). */
   readonly loadShedding?: LoadShedding
+  /** Overrides of the optional verify routes' limits (tests reach them on purpose). */
+  readonly verifyTuning?: VerifyTuning
 }
 
 // Server timeouts, set deliberately rather than inherited:
@@ -85,7 +88,13 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  await app.register(v1, { prefix: '/v1', chain, loadShedding: options.loadShedding })
+  await app.register(v1, {
+    prefix: '/v1',
+    chain,
+    loadShedding: options.loadShedding,
+    exposeOptionalRoutes: config.exposeOptionalRoutes,
+    verifyTuning: options.verifyTuning
+  })
   return app
 }
 

@@ -11,7 +11,8 @@ export const CONFIG_DEFAULTS = {
   EDGE_API_SHUTDOWN_BUDGET: '2m',
   EDGE_API_CHAIN_TIMEOUT: '30s',
   EDGE_API_CHAIN_CONCURRENCY: '64',
-  EDGE_API_LOG_LEVEL: 'info'
+  EDGE_API_LOG_LEVEL: 'info',
+  EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false'
 } as const
 
 export type ConfigKey = keyof typeof CONFIG_DEFAULTS
@@ -33,6 +34,8 @@ export interface Config {
   readonly chainTimeoutMs: number
   readonly chainConcurrency: number
   readonly logLevel: LogLevel
+  /** Serve the four optional verify/debug routes; otherwise they answer 403. */
+  readonly exposeOptionalRoutes: boolean
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -72,6 +75,12 @@ export function loadConfig (env: Env): Config {
     return n
   }
 
+  const boolean = (key: ConfigKey): boolean => {
+    const text = read(key)
+    if (text !== 'true' && text !== 'false') throw invalid(key, 'must be true or false')
+    return text === 'true'
+  }
+
   const warnings: string[] = []
   const chainRestUrl = resolveChainRestUrl(read('CHAIN_REST_URL'), read('CHAIN_GRPC_URL'), warnings, invalid)
 
@@ -97,6 +106,7 @@ export function loadConfig (env: Env): Config {
     chainTimeoutMs: duration('EDGE_API_CHAIN_TIMEOUT', positive),
     chainConcurrency: integer('EDGE_API_CHAIN_CONCURRENCY', 1, 65535),
     logLevel,
+    exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     warnings
   }
 }

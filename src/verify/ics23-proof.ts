@@ -115,13 +115,12 @@ function nonExistenceRoot (proof: ics23.INonExistenceProof): Uint8Array {
 
 function existenceRoot (proof: ics23.IExistenceProof): Uint8Array {
   if (proof.leaf == null) throw new Error('existence Proof needs defined LeafOp')
-  const key = proof.key ?? new Uint8Array()
-  const value = proof.value ?? new Uint8Array()
+  // A decoded message has every scalar and repeated field (protobufjs defaults: empty).
+  const { leaf, key, value, path } = proof as { leaf: ics23.ILeafOp, key: Uint8Array, value: Uint8Array, path: ics23.IInnerOp[] }
   if (key.length === 0) throw new Error('leaf, leaf op needs key')
   if (value.length === 0) throw new Error('leaf, leaf op needs value')
-  const leaf = proof.leaf
   let hash = step('leaf', () => applyLeaf(leaf, key, value))
-  for (const inner of proof.path ?? []) hash = step('inner', () => applyInner(inner, hash))
+  for (const inner of path) hash = step('inner', () => applyInner(inner, hash))
   return hash
 }
 
