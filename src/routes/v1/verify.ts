@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
@@ -7,14 +7,14 @@ import { activeParticipantsKey } from '../../chain/active-participants.js'
 import { decodeBase64 } from '../../chain/validator-address.js'
 import { badRequest, HttpError } from '../../errors.js'
 import { Admission } from '../../http/admission.js'
-import { BlockBodyParser } from '../../verify/block-body.js'
+import { parseVerifyBlockBody } from '../../verify/block-body.js'
 import { BlockJsonError, decodeBlockJson } from '../../verify/block-json.js'
 import { commitProblem, type BlockWithCommit, type Commit } from '../../verify/commit.js'
 import { decodeHexGo } from '../../verify/go-hex.js'
 import { ProofError, verifyValue, type ProofOp } from '../../verify/ics23-proof.js'
 import { pathEscape } from '../../verify/key-path.js'
 import { pubkeyToAddress } from '../../verify/pubkey-address.js'
-import { CommitVerificationError, verifyCommit, type VerifyCommitOptions } from '../../verify/verify-commit.js'
+import { checkCommitInWorker } from '../../verify/workers.js'
 import { ED25519_KEY_SIZE, newValidatorSet, ValidatorSetError, type ValidatorInput, type ValidatorSet } from '../../verify/validator-set.js'
 import { ErrorBody } from './schemas.js'
 
@@ -24,8 +24,8 @@ import { ErrorBody } from './schemas.js'
 //   body is read (the router template blocks them too);
 // - their own admission: VERIFY_CONCURRENCY run at once, VERIFY_QUEUE_LIMIT wait, the rest
 //   get 503 at once, before their body is read;
-// - signature checks yield to the event loop every few ms (verify-commit.ts), and a large
-//   verify-block body is parsed in a worker thread (block-body.ts).
+// - signature checks, and the parse of a large verify-block body, run in a worker thread
+//   (workers.ts), never on the event loop /readyz and the Tier A reads share.
 // Messages are the Go service's (common/queryapi/verification.go and its debug handlers).
 //
 // One deliberate difference: a block's last commit is signed by the validator set of the
@@ -49,7 +49,6 @@ const INVALID_COMMIT = 'invalid commit signatures'
 export interface VerifyTuning {
   readonly concurrency?: number
   readonly queueLimit?: number
-  readonly sliceMs?: number
   readonly inlineBodyLimit?: number
 }
 
@@ -128,7 +127,6 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
       throw new HttpError(403, DISABLED)
     })
   }
-  const verifyOptions = (signal: AbortSignal): VerifyCommitOptions => ({ sliceMs: options.sliceMs, signal })
 
   app.post('/verify-proof', {
     schema: {
@@ -150,7 +148,7 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
     return reply.code(200).send(undefined)
   })
 
-  await app.register(verifyBlock, { chain, inlineBodyLimit: options.inlineBodyLimit, sliceMs: options.sliceMs })
+  await app.register(verifyBlock, { chain, inlineBodyLimit: options.inlineBodyLimit })
 
   app.get('/debug/verify/:height', {
     schema: {
@@ -173,7 +171,7 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
     const problem = commitProblem(block.lastCommit)
     if (problem !== undefined) throw new HttpError(500, `failed to decode commit: ${problem}`)
     const set = await signersOf(chain, block.lastCommit as Commit)
-    await checkCommit(request.log, 'block signature verification failed', block, set, verifyOptions(request.signal))
+    await checkCommit(request, 'block signature verification failed', block, set)
     return reply.type('text/plain; charset=utf-8').send(VERIFIED)
   })
 
@@ -195,12 +193,11 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
 }
 
 /** POST /verify-block, in a scope of its own: its bodies can be as large as a block, so it has its own parser and limit. */
-const verifyBlock: FastifyPluginAsyncTypebox<Pick<VerifyRoutesOptions, 'chain' | 'inlineBodyLimit' | 'sliceMs'>> = async (app, options) => {
+const verifyBlock: FastifyPluginAsyncTypebox<Pick<VerifyRoutesOptions, 'chain' | 'inlineBodyLimit'>> = async (app, options) => {
   const { chain } = options
-  const parser = new BlockBodyParser(options.inlineBodyLimit)
-  app.addHook('onClose', async () => { await parser.close() })
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: VERIFY_BLOCK_BODY_LIMIT }, async (_request: FastifyRequest, body: Buffer) => parser.parse(body))
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: VERIFY_BLOCK_BODY_LIMIT },
+    async (_request: FastifyRequest, body: Buffer) => parseVerifyBlockBody(body, options.inlineBodyLimit))
 
   app.post('/verify-block', {
     bodyLimit: VERIFY_BLOCK_BODY_LIMIT,
@@ -213,9 +210,8 @@ const verifyBlock: FastifyPluginAsyncTypebox<Pick<VerifyRoutesOptions, 'chain' |
     const block = blockFromBody(request.body.block)
     const supplied = suppliedValidatorSet(request.body.validators)
     const groundTruth = await signersOf(chain, block.lastCommit as Commit)
-    const verifyOptions: VerifyCommitOptions = { sliceMs: options.sliceMs, signal: request.signal }
-    await checkCommit(request.log, 'ground truth block verification failed', block, groundTruth, verifyOptions)
-    await checkCommit(request.log, 'block signature verification failed', block, supplied, verifyOptions)
+    await checkCommit(request, 'ground truth block verification failed', block, groundTruth)
+    await checkCommit(request, 'block signature verification failed', block, supplied)
     return reply.code(200).send(undefined)
   })
 }
@@ -278,20 +274,14 @@ async function signersOf (chain: ChainClient, commit: Commit): Promise<Validator
   }
 }
 
-async function checkCommit (
-  log: FastifyBaseLogger,
-  what: string,
-  block: BlockWithCommit,
-  set: ValidatorSet | undefined,
-  options: VerifyCommitOptions
-): Promise<void> {
-  try {
-    if (set === undefined) throw new CommitVerificationError('no validator set signs a commit below height 1')
-    await verifyCommit(block.chainId, block.lastCommit as Commit, block.height, set, options)
-  } catch (err) {
-    // The only other way out: the client left, and the request's signal stopped the work.
-    if (!(err instanceof CommitVerificationError)) throw new HttpError(499, 'client closed the connection during verification')
-    log.info({ height: String(block.height), detail: err.message }, what)
-    throw badRequest(`${what}: ${INVALID_COMMIT}`)
-  }
+/** Checks the block's last commit against `set` in the worker thread; 400 with Go's message when it does not verify. */
+async function checkCommit (request: FastifyRequest, what: string, block: BlockWithCommit, set: ValidatorSet | undefined): Promise<void> {
+  // The client left while the chain was read: nothing to answer, so no work to do.
+  if (request.signal.aborted) throw new HttpError(499, 'client closed the connection before verification')
+  const outcome = set === undefined
+    ? { ok: false, error: 'no validator set signs a commit below height 1' } as const
+    : await checkCommitInWorker({ chainId: block.chainId, commit: block.lastCommit as Commit, height: block.height, set })
+  if (outcome.ok) return
+  request.log.info({ height: String(block.height), detail: outcome.error }, what)
+  throw badRequest(`${what}: ${INVALID_COMMIT}`)
 }
