@@ -27,7 +27,7 @@ export interface V1Options {
   readonly chain: ChainClient
   readonly loadShedding?: LoadShedding | undefined
   /** Serve the optional verify/debug routes (EDGE_API_EXPOSE_OPTIONAL_ROUTES); 403 otherwise. */
-  readonly exposeOptionalRoutes?: boolean | undefined
+  readonly exposeOptionalRoutes: boolean
   readonly verifyTuning?: VerifyTuning | undefined
 }
 
@@ -55,5 +55,5 @@ export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, loa
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
     await app.register(plugin, { chain })
   }
-  await app.register(verify, { ...verifyTuning, chain, expose: exposeOptionalRoutes ?? false })
+  await app.register(verify, { ...verifyTuning, chain, expose: exposeOptionalRoutes })
 }
