@@ -39,7 +39,7 @@ export const VERIFY_QUEUE_LIMIT = 16
 /** A block at the Cosmos SDK's default max_bytes (21 MiB) is about 28 MiB of JSON. */
 export const VERIFY_BLOCK_BODY_LIMIT = 32 * 1024 * 1024
 
-const DISABLED = 'this optional route is disabled on this server (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)'
+const DISABLED = 'this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)'
 const BUSY = 'too many verifications in progress; retry shortly'
 const VERIFIED = 'Block signatures verified'
 // What the Go service answered for any commit that does not verify; the detail goes to the log.

@@ -36,7 +36,7 @@ t.test('off by default: every optional route answers 403 before reading a body o
   for (const call of calls) {
     const res = await app.inject({ ...call, headers: { 'content-type': 'application/json' } })
     t.equal(res.statusCode, 403, call.url)
-    t.same(res.json(), { message: 'this optional route is disabled on this server (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)' })
+    t.same(res.json(), { message: 'this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)' })
   }
   t.equal(sim.count(), 0)
 })
