@@ -11,6 +11,7 @@ import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { health } from './routes/health.js'
 import { v1, type LoadShedding } from './routes/v1/index.js'
+import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -23,12 +24,14 @@ export interface AppOptions {
   readonly loadShedding?: LoadShedding
   /** Overrides of the server timeouts (tests shorten them); SERVER_TIMEOUTS by default. */
   readonly serverTimeouts?: Partial<ServerTimeouts>
+  /** Overrides of the optional verify routes' limits (tests reach them on purpose). */
+  readonly verifyTuning?: VerifyTuning
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
-  const { chain, readiness } = options
+  const { config, chain, readiness } = options
   // Per app, so two apps in one process (tests, the bench) never share a sequence.
   let requestCounter = 0
   const app = Fastify({
@@ -73,7 +76,13 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  await app.register(v1, { prefix: '/v1', chain, loadShedding: options.loadShedding })
+  await app.register(v1, {
+    prefix: '/v1',
+    chain,
+    loadShedding: options.loadShedding,
+    exposeOptionalRoutes: config.exposeOptionalRoutes,
+    verifyTuning: options.verifyTuning
+  })
   return app
 }
 

@@ -14,7 +14,8 @@ export const CONFIG_DEFAULTS = {
   EDGE_API_CHAIN_TIMEOUT: '30s',
   EDGE_API_CHAIN_CONCURRENCY: '64',
   EDGE_API_CHAIN_MAX_RESPONSE: '16MiB',
-  EDGE_API_LOG_LEVEL: 'info'
+  EDGE_API_LOG_LEVEL: 'info',
+  EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false'
 } as const
 
 export type ConfigKey = keyof typeof CONFIG_DEFAULTS
@@ -45,6 +46,8 @@ export interface Config {
   /** The largest chain answer read, in bytes; a larger one is cut off (502). */
   readonly chainMaxResponseBytes: number
   readonly logLevel: LogLevel
+  /** Serve the four optional verify/debug routes; otherwise they answer 403. */
+  readonly exposeOptionalRoutes: boolean
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -71,6 +74,12 @@ export function loadConfig (env: Env): Config {
     const n = Number(text)
     if (!/^\d+$/.test(text) || n < min || n > max) throw invalid(key, `must be an integer from ${min} to ${max}`)
     return n
+  }
+
+  const boolean = (key: ConfigKey): boolean => {
+    const text = read(key)
+    if (text !== 'true' && text !== 'false') throw invalid(key, 'must be true or false')
+    return text === 'true'
   }
 
   const warnings: string[] = []
@@ -104,6 +113,7 @@ export function loadConfig (env: Env): Config {
     chainConcurrency: integer('EDGE_API_CHAIN_CONCURRENCY', 1, 65535),
     chainMaxResponseBytes: maxResponse,
     logLevel,
+    exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     warnings
   }
 }

@@ -9,6 +9,7 @@ import { httpDrainTarget } from './lifecycle/http-target.js'
 import type { ServerTimeouts } from './http/server-timeouts.js'
 import { Readiness } from './readiness.js'
 import type { LoadShedding } from './routes/v1/index.js'
+import type { VerifyTuning } from './routes/v1/verify.js'
 
 // The one wiring of edge-api: config → chain client → readiness → app → listen → drain.
 // main.ts, the tests and the benchmarks all build the service here, so what they run is what
@@ -26,6 +27,8 @@ export interface ServiceOptions {
   readonly drainWindows?: { readonly announceMs: number, readonly budgetMs: number }
   /** Overrides of the server timeouts (tests shorten them). */
   readonly serverTimeouts?: Partial<ServerTimeouts>
+  /** Overrides of the optional verify routes' limits (tests reach them on purpose). */
+  readonly verifyTuning?: VerifyTuning
 }
 
 /** The app with the dependencies it was built on; nothing listens yet. */
@@ -55,7 +58,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     ...options.chain
   })
   const readiness = new Readiness(chain)
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

@@ -28,8 +28,19 @@ t.test('defaults', async (t) => {
     chainConcurrency: 64,
     chainMaxResponseBytes: 16 * 1024 * 1024,
     logLevel: 'info',
+    exposeOptionalRoutes: false,
     warnings: []
   })
+})
+
+t.test('the optional verify/debug routes: true or false, nothing else', async (t) => {
+  t.equal(loadConfig({ ...base, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }).exposeOptionalRoutes, true)
+  t.equal(loadConfig({ ...base, EDGE_API_EXPOSE_OPTIONAL_ROUTES: ' false ' }).exposeOptionalRoutes, false)
+  t.equal(loadConfig({ ...base, EDGE_API_EXPOSE_OPTIONAL_ROUTES: '' }).exposeOptionalRoutes, false, 'empty is the default')
+  for (const bad of ['yes', '1', 'TRUE', 'on']) {
+    refusal(t, { ...base, EDGE_API_EXPOSE_OPTIONAL_ROUTES: bad }, 'EDGE_API_EXPOSE_OPTIONAL_ROUTES',
+      new RegExp(`^EDGE_API_EXPOSE_OPTIONAL_ROUTES="${bad}" is invalid: must be true or false$`))
+  }
 })
 
 t.test('reads every setting, trimming blanks; empty means unset', async (t) => {

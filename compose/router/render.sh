@@ -22,6 +22,8 @@
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
 #   HAPROXY_BIN                    haproxy         the binary asked for its version (auto)
+#   EDGE_API_EXPOSE_OPTIONAL_ROUTES false          true: pass the optional verify/debug routes
+#                                                  on; false: answer them 403 (as edge-api does)
 set -eu
 
 fail () {
@@ -68,6 +70,7 @@ max_connections=${EDGE_API_ROUTER_MAX_CONNECTIONS:-4096}
 connect_timeout=${EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS:-30}
 read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
+expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
 
 port EDGE_API_ROUTER_PORT "$listen_port"
 [ -z "$address" ] || host EDGE_API_ROUTER_ADDRESS "$address"
@@ -77,6 +80,13 @@ number EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS "$connect_timeout"
 number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
 case $socket in
   *[!A-Za-z0-9./_-]*) fail "invalid path EDGE_API_ROUTER_STATS_SOCKET='$socket'" ;;
+esac
+
+case $expose_optional in
+  true) optional_block='  # optional routes exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=true)' ;;
+  false) optional_block="  acl optional_route path,url_dec -m reg -i ^/v1/(verify-proof|verify-block|debug)(/|\$)
+  http-request return status 403 content-type application/json string '{\"message\":\"this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)\"}' if optional_route" ;;
+  *) fail "invalid EDGE_API_EXPOSE_OPTIONAL_ROUTES='$expose_optional' (true or false)" ;;
 esac
 
 case $init_state in
@@ -141,8 +151,9 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
+    $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
     $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
     $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }
     { print }

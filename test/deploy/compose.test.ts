@@ -72,6 +72,12 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
   }
   const router = services.get('edge-api-router')
   t.match(router?.scalars.image, /^haproxy:\d+\.\d+/, 'the official haproxy image')
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router']) {
+    t.equal(services.get(name)?.environment.EDGE_API_EXPOSE_OPTIONAL_ROUTES, 'false', `${name}: the optional routes are off by default`)
+  }
+  const exposed = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } }).stdout)
+  t.same(['edge-api-1', 'edge-api-router'].map((name) => exposed.get(name)?.environment.EDGE_API_EXPOSE_OPTIONAL_ROUTES), ['true', 'true'],
+    'one switch opens them on the replicas and the router alike')
   t.equal(router?.environment.EDGE_API_POOL_HOST, 'edge-api-pool')
   t.equal(router?.environment.EDGE_API_ROUTER_METRICS_ADDRESS, '127.0.0.1:8405', 'metrics on loopback only')
 

@@ -1,9 +1,12 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../fixtures/deploy/router.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { freePorts } from '../fixtures/e2e/replica.js'
 
 // The backend policy (SPEC §6). Every rendering, DNS pool or loopback servers, must carry all of it.
 const POLICY = [
@@ -136,6 +139,8 @@ t.test('the renderer refuses malformed settings, naming them', async (t) => {
     [{ EDGE_API_ROUTER_SERVERS: '127.0.0.1:1&x' }, /EDGE_API_ROUTER_SERVERS/],
     [{ EDGE_API_ROUTER_STATS_SOCKET: '/tmp/a b' }, /invalid path EDGE_API_ROUTER_STATS_SOCKET='\/tmp\/a b'/],
     [{ EDGE_API_ROUTER_INIT_STATE: 'maybe' }, /invalid EDGE_API_ROUTER_INIT_STATE='maybe' \(auto, on or off\)/],
+    [{ EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'yes' }, /invalid EDGE_API_EXPOSE_OPTIONAL_ROUTES='yes' \(true or false\)/],
+    [{ EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'TRUE' }, /invalid EDGE_API_EXPOSE_OPTIONAL_ROUTES='TRUE' \(true or false\)/],
     [{ EDGE_API_ROUTER_TEMPLATE: '/nonexistent/template' }, /template \/nonexistent\/template is not readable/],
     [{ EDGE_API_ROUTER_INIT_STATE: 'auto', HAPROXY_BIN: '/nonexistent/haproxy' }, /cannot read the version of \/nonexistent\/haproxy; set EDGE_API_ROUTER_INIT_STATE=on\|off/]
   ]
@@ -161,10 +166,11 @@ t.test('haproxy -c accepts every rendering', async (t) => {
   t.teardown(() => rmSync(socketDir, { recursive: true, force: true }))
   const renderings: Record<string, Record<string, string>> = {
     'dns pool': {},
-    loopback: { ...LOOPBACK, EDGE_API_ROUTER_STATS_SOCKET: join(socketDir, 'haproxy.sock') }
+    loopback: { ...LOOPBACK, EDGE_API_ROUTER_STATS_SOCKET: join(socketDir, 'haproxy.sock') },
+    'optional routes exposed': { ...LOOPBACK, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }
   }
   for (const [name, env] of Object.entries(renderings)) {
-    const file = join(dir, `${name.replace(' ', '-')}.cfg`)
+    const file = join(dir, `${name.replace(/ /g, '-')}.cfg`)
     // auto: init-state appears exactly when this haproxy supports it.
     writeFileSync(file, renderRouterConfig(env))
     t.equal(haproxyCheck(file), null, `${name}: haproxy -c accepts it`)
@@ -205,4 +211,76 @@ t.test('entrypoint: renders, checks with haproxy -c, then execs HAProxy in the f
   if (!requireTool(t, 'haproxy', 'the entrypoint check with the real binary')) return
   const real = runRouterScript(ENTRYPOINT_SH, { EDGE_API_ROUTER_OUT: out, EDGE_API_ROUTER_RENDER_ONLY: '1', HAPROXY_BIN: 'haproxy' })
   t.equal(real.status, 0, `real haproxy -c accepts the Compose rendering: ${real.stderr}`)
+})
+
+const OPTIONAL_BLOCK = [
+  'acl optional_route path,url_dec -m reg -i ^/v1/(verify-proof|verify-block|debug)(/|$)',
+  'http-request return status 403 content-type application/json string \'{"message":"this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)"}\' if optional_route'
+]
+
+t.test('the optional verify/debug routes are refused with 403 unless EDGE_API_EXPOSE_OPTIONAL_ROUTES=true', async (t) => {
+  const envs: Array<Record<string, string>> = [{}, { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false' }, { EDGE_API_EXPOSE_OPTIONAL_ROUTES: '' }, { ...LOOPBACK }]
+  for (const env of envs) {
+    const lines = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', ...env }))
+    t.same(lines.filter((l) => l.includes('optional_route')), OPTIONAL_BLOCK, `${JSON.stringify(env)}: blocked (the default)`)
+    const frontend = lines.slice(lines.indexOf('frontend edge_api_in'), lines.indexOf('default_backend edge_api_pool'))
+    t.ok(OPTIONAL_BLOCK.every((l) => frontend.includes(l)), 'in the public frontend, before the backend')
+  }
+  const exposed = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }))
+  t.notOk(exposed.some((l) => l.includes('optional_route')), 'exposed: nothing refused')
+})
+
+t.test('a real HAProxy refuses them, however the path is spelled, and passes everything else on', async (t) => {
+  if (!requireTool(t, 'haproxy', 'the optional-routes check with the real binary')) return
+  const dir = t.testdir()
+  const [routerPort, metricsPort, deadPort] = await freePorts(3) as [number, number, number]
+  const origin = `http://127.0.0.1:${routerPort}`
+  const start = async (exposed: string): Promise<() => Promise<void>> => {
+    const file = join(dir, `haproxy-${exposed}.cfg`)
+    // The one server is never up: what reaches the backend is 503, what the rule refuses is 403.
+    writeFileSync(file, renderRouterConfig({
+      EDGE_API_ROUTER_SERVERS: `127.0.0.1:${deadPort}`,
+      EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
+      EDGE_API_ROUTER_PORT: String(routerPort),
+      EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+      EDGE_API_EXPOSE_OPTIONAL_ROUTES: exposed
+    }))
+    const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
+    const exited = once(child, 'exit')
+    const stop = async (): Promise<void> => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL')
+        await exited
+      }
+    }
+    t.teardown(stop)
+    for (let i = 0; i < 200; i++) {
+      try {
+        await fetch(`${origin}/healthz`)
+        return stop
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    throw new Error('haproxy did not start listening')
+  }
+  const status = async (path: string, method = 'GET'): Promise<number> => (await fetch(`${origin}${path}`, { method })).status
+  const refused = ['/v1/verify-proof', '/v1/verify-block', '/v1/debug/verify/5', '/v1/debug/pubkey-to-addr/abc', '/v1/debug', '/v1/debug/',
+    '/v1/%64ebug/verify/5', '/v1/verify%2Dblock', '/v1/DEBUG/verify/5', '/v1/debug/verify/5?x=1']
+  const method = (path: string): string => path.startsWith('/v1/verify') ? 'POST' : 'GET'
+
+  const stop = await start('false')
+  for (const path of refused) {
+    const res = await fetch(`${origin}${path}`, { method: method(path) })
+    t.equal(res.status, 403, path)
+    t.equal(res.headers.get('content-type'), 'application/json')
+    t.same(await res.json(), { message: 'this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)' })
+  }
+  for (const path of ['/v1/status', '/v1/debugger', '/v1/verify-proofs', '/v1/epochs/1/participants', '/v2/debug/verify/5']) {
+    t.equal(await status(path), 503, `${path} passes on (to a backend that is down)`)
+  }
+  await stop()
+
+  await start('true')
+  for (const path of refused.slice(0, 4)) t.equal(await status(path, method(path)), 503, `exposed: ${path} passes on`)
 })

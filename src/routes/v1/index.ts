@@ -11,6 +11,7 @@ import { participants } from './participants.js'
 import { pocBatches } from './poc-batches.js'
 import { restrictions } from './restrictions.js'
 import { status } from './status.js'
+import { verify, type VerifyTuning } from './verify.js'
 import { versions } from './versions.js'
 
 // One instance: shedding must stay cheap when it matters most.
@@ -22,7 +23,15 @@ export type LoadShedding = Pick<FastifyUnderPressureOptions, 'maxEventLoopDelay'
  * The /v1 routes, with load shedding. under-pressure is registered in this scope only, so
  * /healthz and /readyz keep answering while /v1 sheds: a busy replica must not look dead.
  */
-export const v1: FastifyPluginAsyncTypebox<{ chain: ChainClient, loadShedding?: LoadShedding | undefined }> = async (app, { chain, loadShedding }) => {
+export interface V1Options {
+  readonly chain: ChainClient
+  readonly loadShedding?: LoadShedding | undefined
+  /** Serve the optional verify/debug routes (EDGE_API_EXPOSE_OPTIONAL_ROUTES); 403 otherwise. */
+  readonly exposeOptionalRoutes: boolean
+  readonly verifyTuning?: VerifyTuning | undefined
+}
+
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, loadShedding, exposeOptionalRoutes, verifyTuning }) => {
   const thresholds = { maxEventLoopUtilization: 0.98, maxEventLoopDelay: 1000, sampleInterval: 1000, ...loadShedding }
   // The first samples cover the boot's own work (compiling every route's schemas), which is
   // not overload: acting on them would turn away a fresh replica's first clients, just as the
@@ -46,4 +55,5 @@ export const v1: FastifyPluginAsyncTypebox<{ chain: ChainClient, loadShedding?: 
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
     await app.register(plugin, { chain })
   }
+  await app.register(verify, { ...verifyTuning, chain, expose: exposeOptionalRoutes })
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
 import { createHash } from 'node:crypto'
-import { PROPOSER, SIGNER, VALIDATORS } from '../../fixtures/chain-simulator/data/node.js'
+import { blockAt, PROPOSER, SIGNER, VALIDATORS } from '../../fixtures/chain-simulator/data/node.js'
 import {
   ACTIVE_PARTICIPANTS, CORRUPT_EPOCH, CREATED_AT, CURRENT_EPOCH, encodeActiveParticipants, EXTREME_EPOCH, GENESIS_EPOCH, PRUNED_EPOCH, storeKey
 } from '../../fixtures/chain-simulator/data/epochs.js'
@@ -65,7 +65,8 @@ t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, vali
       validators_hash: hexOf('validators'),
       next_validators_hash: hexOf('validators'),
       consensus_hash: hexOf('consensus'),
-      app_hash: hexOf(`app-${CREATED_AT + 1}`),
+      // The simulator's app hash is the root of its store after the previous block, so proofs verify.
+      app_hash: Buffer.from((blockAt(CREATED_AT + 1) as { block: { header: { app_hash: string } } }).block.header.app_hash, 'base64').toString('hex').toUpperCase(),
       last_results_hash: '',
       evidence_hash: hexOf('evidence'),
       proposer_address: PROPOSER.toString('hex').toUpperCase()

@@ -1,0 +1,66 @@
+import { decodeBase64 } from './validator-address.js'
+import { chainPath, type ChainClient } from './client.js'
+
+// CometBFT's consensus data at a height, through the chain's REST gateway
+// (cosmos.base.tendermint.v1beta1): the block, and the validator set in full.
+//
+// The gateway serves a validator set a page at a time: CometBFT caps a page at 100, the
+// gateway's default. The Go service asked once and so saw at most 100 validators; a set
+// larger than that then failed verification ("wrong set size"). Here the first page says
+// how many there are (pagination.total), and the other pages are read together.
+
+const PAGE = 100
+/** Far beyond any CometBFT network (the largest run a few hundred validators). */
+const MAX_VALIDATORS = 10_000
+const ED25519_TYPE = '/cosmos.crypto.ed25519.PubKey'
+
+export interface ConsensusValidator {
+  readonly pubKey: Uint8Array
+  readonly votingPower: bigint
+}
+
+interface GatewayBlock {
+  block?: unknown
+  sdk_block?: unknown
+}
+
+interface GatewayValidatorSet {
+  validators?: Array<{ pub_key?: { '@type'?: string, key?: string } | null, voting_power?: string }>
+  pagination?: { total?: string } | null
+}
+
+/** The block at `height` as the gateway encodes it (sdk_block, or block from an older SDK). */
+export async function readBlock (chain: ChainClient, height: bigint): Promise<unknown> {
+  const answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height}`) as GatewayBlock
+  return answer.sdk_block ?? answer.block
+}
+
+/** Every validator of the set at `height`, in the gateway's order. Malformed data throws (a 500). */
+export async function readValidatorSet (chain: ChainClient, height: bigint): Promise<ConsensusValidator[]> {
+  const path = chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`
+  const page = (offset: number): Promise<GatewayValidatorSet> =>
+    chain.get(path, { 'pagination.offset': String(offset), 'pagination.limit': String(PAGE) }) as Promise<GatewayValidatorSet>
+
+  const first = await page(0)
+  const validators = [...first.validators ?? []]
+  const claimed = first.pagination?.total ?? String(validators.length)
+  const total = Number(claimed)
+  if (!/^\d{1,6}$/.test(claimed) || total > MAX_VALIDATORS) {
+    throw new Error(`the validator set at height ${height} claims ${claimed} validators`)
+  }
+  const offsets: number[] = []
+  for (let offset = PAGE; offset < total; offset += PAGE) offsets.push(offset)
+  for (const rest of await Promise.all(offsets.map(page))) validators.push(...rest.validators ?? [])
+  if (validators.length !== total) {
+    throw new Error(`the validator set at height ${height} has ${total} validators, but its pages held ${validators.length}`)
+  }
+  return validators.map((v, i) => {
+    const type = v.pub_key?.['@type']
+    const key = decodeBase64(v.pub_key?.key ?? '')
+    if (type !== ED25519_TYPE || key === undefined) {
+      throw new Error(`validator #${i} at height ${height} has a ${type ?? 'missing'} key; only ${ED25519_TYPE} is supported`)
+    }
+    if (!/^\d{1,19}$/.test(v.voting_power ?? '')) throw new Error(`validator #${i} at height ${height} has voting power ${JSON.stringify(v.voting_power)}`)
+    return { pubKey: key, votingPower: BigInt(v.voting_power as string) }
+  })
+}

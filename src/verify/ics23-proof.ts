@@ -1,0 +1,143 @@
+import { ics23, iavlSpec, tendermintSpec, verifyMembership } from '@confio/ics23'
+import { decompress } from '@confio/ics23/build/compress.js'
+import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
+import { keyPathToKeys } from './key-path.js'
+
+// The chain of ICS23 proofs an ABCI store query returns, checked as the Go service checked it
+// (Cosmos SDK rootmulti.DefaultProofRuntime().VerifyValue): "ics23:iavl" proves the value
+// under its key in the module's IAVL store, giving that store's root; "ics23:simple" proves
+// that root under the module's name in the multistore, giving the app hash. Each op consumes
+// the last unconsumed part of the key path. The hashing and the spec checks are
+// @confio/ics23's; the chaining and every error text are CometBFT's and the SDK's, because
+// the Go service answered them to clients ("proof verification failed: …").
+
+/** One op of a CometBFT ProofOps, bytes already decoded. */
+export interface ProofOp {
+  readonly type: string
+  readonly key: Uint8Array
+  readonly data: Uint8Array
+}
+
+/** A proof that does not verify; the message is the Go runtime's. */
+export class ProofError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'ProofError'
+  }
+}
+
+// The op types the SDK's default runtime registers, with the spec each one is checked against.
+const SPECS = new Map<string, ics23.IProofSpec>([
+  ['ics23:iavl', iavlSpec],
+  ['ics23:simple', tendermintSpec]
+])
+
+interface Operator {
+  readonly key: Uint8Array
+  readonly spec: ics23.IProofSpec
+  readonly proof: ics23.ICommitmentProof
+}
+
+/**
+ * Verifies that `value` is stored under `keyPath` in the state whose root is `root` (the app
+ * hash). Throws ProofError with the message the Go service gave.
+ */
+export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath: string, value: Uint8Array): void {
+  const operators = ops.map(decodeOperator)
+  let keys: Uint8Array[]
+  try {
+    keys = keyPathToKeys(keyPath)
+  } catch (err) {
+    throw new ProofError((err as Error).message)
+  }
+  let leaf = value
+  operators.forEach((op, i) => {
+    if (op.key.length !== 0) {
+      const lastKey = keys.pop()
+      if (lastKey === undefined) {
+        throw new ProofError(`key path has insufficient # of parts: expected no more keys but got ${goString(op.key)}`)
+      }
+      if (!Buffer.from(lastKey).equals(op.key)) {
+        throw new ProofError(`key mismatch on operation #${i}: expected ${goString(lastKey)} but got ${goString(op.key)}`)
+      }
+    }
+    leaf = run(op, leaf)
+  })
+  if (!Buffer.from(root).equals(leaf)) {
+    throw new ProofError(`calculated root hash is invalid: expected ${hexUpper(root)} but got ${hexUpper(leaf)}`)
+  }
+  if (keys.length !== 0) throw new ProofError('keypath not consumed all')
+}
+
+function decodeOperator (op: ProofOp): Operator {
+  const spec = SPECS.get(op.type)
+  if (spec === undefined) throw new ProofError(`decoding proof: decoding a proof operator: unrecognized proof type ${op.type}`)
+  try {
+    return { key: op.key, spec, proof: ics23.CommitmentProof.decode(op.data) }
+  } catch (err) {
+    throw new ProofError(`decoding proof: decoding a proof operator: ${(err as Error).message}`)
+  }
+}
+
+/** The SDK's CommitmentOp.Run with one argument: the root this op proves `value` under. */
+function run (op: Operator, value: Uint8Array): Uint8Array {
+  let root: Uint8Array
+  try {
+    root = calculate(op.proof)
+  } catch (err) {
+    throw new ProofError(`could not calculate root for proof: ${(err as Error).message}: invalid proof`)
+  }
+  if (!verifyMembership(op.proof, op.spec, root, op.key, value)) {
+    throw new ProofError(`proof did not verify existence of key ${goString(op.key)} with given value ${Buffer.from(value).toString('hex')}: invalid proof`)
+  }
+  return root
+}
+
+/** ics23's CommitmentProof.Calculate (Go): the root implied by the proof alone. */
+function calculate (proof: ics23.ICommitmentProof): Uint8Array {
+  if (proof.exist != null) return existenceRoot(proof.exist)
+  if (proof.nonexist != null) return nonExistenceRoot(proof.nonexist)
+  if (proof.batch != null) {
+    const first = proof.batch.entries?.[0]
+    if (first == null) throw new Error('batch proof has empty entry')
+    if (first.exist != null) return existenceRoot(first.exist)
+    if (first.nonexist != null) return nonExistenceRoot(first.nonexist)
+  }
+  if (proof.compressed != null) return calculate(decompress(proof))
+  throw new Error('unrecognized proof type')
+}
+
+function nonExistenceRoot (proof: ics23.INonExistenceProof): Uint8Array {
+  const side = proof.left ?? proof.right
+  if (side == null) throw new Error('nonexistence proof has empty Left and Right proof')
+  return existenceRoot(side)
+}
+
+function existenceRoot (proof: ics23.IExistenceProof): Uint8Array {
+  if (proof.leaf == null) throw new Error('existence Proof needs defined LeafOp')
+  // A decoded message has every scalar and repeated field (protobufjs defaults: empty).
+  const { leaf, key, value, path } = proof as { leaf: ics23.ILeafOp, key: Uint8Array, value: Uint8Array, path: ics23.IInnerOp[] }
+  if (key.length === 0) throw new Error('leaf, leaf op needs key')
+  if (value.length === 0) throw new Error('leaf, leaf op needs value')
+  let hash = step('leaf', () => applyLeaf(leaf, key, value))
+  for (const inner of path) hash = step('inner', () => applyInner(inner, hash))
+  return hash
+}
+
+/** One hashing step; its failure (an unsupported hash or length op) named as Go names it. */
+function step (name: string, apply: () => Uint8Array): Uint8Array {
+  try {
+    return apply()
+  } catch (err) {
+    throw new Error(`${name}, ${(err as Error).message}`)
+  }
+}
+
+/** Go's string(bytes) as it reaches a client through encoding/json: invalid UTF-8 becomes U+FFFD. */
+function goString (bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('utf8')
+}
+
+function hexUpper (bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex').toUpperCase()
+}
