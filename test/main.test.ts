@@ -5,7 +5,7 @@ import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { startMain } from './fixtures/main-process.js'
 
 // Each case boots a real child process (TS loader included), slow on a busy machine.
-t.setTimeout(240_000)
+t.setTimeout(600_000)
 
 const DRAIN_STEPS = ['starting', 'listening', 'shutdown signal', 'announcing drain', 'listener closed', 'drained', 'exit']
 
