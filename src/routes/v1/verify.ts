@@ -6,6 +6,7 @@ import { readBlock, readValidatorSet } from '../../chain/consensus.js'
 import { activeParticipantsKey } from '../../chain/active-participants.js'
 import { decodeBase64 } from '../../chain/validator-address.js'
 import { badRequest, HttpError } from '../../errors.js'
+import { invalidParameter } from '../../http/param-errors.js'
 import { RouteGroupLimit } from '../../http/route-group-limit.js'
 import { parseVerifyBlockBody } from '../../verify/block-body.js'
 import { BlockJsonError, decodeBlockJson } from '../../verify/block-json.js'
@@ -17,6 +18,8 @@ import { pubkeyToAddress } from '../../verify/pubkey-address.js'
 import { checkCommitInWorker } from '../../verify/workers.js'
 import { ED25519_KEY_SIZE, newValidatorSet, ValidatorSetError, type ValidatorInput, type ValidatorSet } from '../../verify/validator-set.js'
 import { ErrorBody } from './schemas.js'
+
+const HEIGHT_RULE = 'must be a block height: an integer from 1'
 
 // The four optional routes that let an operator or a client check what the chain says
 // instead of trusting it (SPEC §3). They are CPU-heavy, so:
@@ -154,13 +157,13 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
     schema: {
       summary: 'Verify the last commit of the block at a height against the chain\'s validator set (optional route)',
       params: Type.Object({
-        height: Type.String({ pattern: '^0*[1-9][0-9]{0,18}$', description: 'must be a block height: an integer from 1' })
+        height: Type.String({ pattern: '^0*[1-9][0-9]{0,18}$', description: HEIGHT_RULE })
       }),
       response: { 200: Text(VERIFIED), ...CHAIN_READ_ERRORS }
     }
   }, async (request, reply) => {
     const height = BigInt(request.params.height)
-    if (height > 2n ** 63n - 1n) throw badRequest('invalid path parameter height: must be a block height: an integer from 1')
+    if (height > 2n ** 63n - 1n) throw badRequest(invalidParameter('height', HEIGHT_RULE))
     const answer = await readBlock(chain, height)
     let block: BlockWithCommit
     try {

@@ -149,7 +149,7 @@ t.test('debug/verify: the height is checked before any chain request; chain erro
   for (const bad of ['0', 'abc', '-5', '1.5', '9223372036854775808', '99999999999999999999']) {
     const res = await app.inject(`/v1/debug/verify/${bad}`)
     t.equal(res.statusCode, 400, bad)
-    t.match(res.json().message, /^invalid path parameter height: must be a block height: an integer from 1$/)
+    t.equal(res.json().message, 'Invalid format for parameter height: must be a block height: an integer from 1')
   }
   t.equal(sim.count(), 0)
   sim.fail(BLOCKS, 5, 'block not found')
@@ -254,7 +254,7 @@ t.test('POST /v1/verify-proof: the proof /v1/epochs/{epoch}/participants returns
   const participants = (await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)).json()
   const body = {
     value: participants.active_participants_bytes,
-    app_hash: Buffer.from(participants.block.header.app_hash, 'base64').toString('hex'),
+    app_hash: participants.block.header.app_hash,
     proof_ops: participants.proof_ops,
     epoch: CURRENT_EPOCH
   }
