@@ -3,47 +3,58 @@
 // own port) and off (EDGE_API_METRICS_PORT=off: no hooks at all), side by side.
 import { alternate, med } from '../lib/rounds.js'
 import type { SuiteResult } from '../lib/report.js'
-import { startEdgeApp } from '../lib/servers.js'
-import { ms, ratio, round } from '../lib/stats.js'
+import { cpuMs, startEdgeApp, type Server } from '../lib/servers.js'
+import { median, ms, ratio, round } from '../lib/stats.js'
 import type { Context } from './context.js'
 
-const CONNECTIONS = 50
+const CONNECTIONS = 10
 /** The cost is a few percent at most: more rounds than the other suites, so the median holds on a noisy machine. */
 const ROUNDS_FACTOR = 2
 
+/**
+ * The goal is read on CPU time per request (utime + stime of the server process over the
+ * measured run / requests answered), not on answers per second: on a shared 2-core machine
+ * throughput swings by tens of percent between back-to-back runs, while the CPU a process
+ * spends on a request hardly depends on who else is running.
+ */
 export async function metrics (ctx: Context): Promise<SuiteResult> {
   const started = performance.now()
   // Shedding off on both sides: a saturated run measures the work, not how many 503s fit.
   const on = await startEdgeApp(ctx.sim.url, true, false, undefined, true)
   const off = await startEdgeApp(ctx.sim.url, true, false, undefined, false)
   try {
-    const options = (url: string) => ({ url: `${url}/v1/status`, connections: CONNECTIONS, durationS: ctx.runS })
-    const m = await alternate(ctx.load, ctx.rounds * ROUNDS_FACTOR, ctx.warmupS, [
-      { label: 'on', options: options(on.url) },
-      { label: 'off', options: options(off.url) }
-    ])
+    const contender = (label: string, server: Server) => {
+      let before = 0
+      return {
+        label,
+        options: { url: `${server.url}/v1/status`, connections: CONNECTIONS, durationS: ctx.runS },
+        before: async () => { before = await cpuMs(server.pid) },
+        // CPU microseconds per request of this run.
+        after: async (result: { requests: number }) => (await cpuMs(server.pid) - before) * 1000 / result.requests
+      }
+    }
+    const m = await alternate(ctx.load, ctx.rounds * ROUNDS_FACTOR, ctx.warmupS, [contender('on', on), contender('off', off)])
+    const cpu = { on: median(m.get('on')?.extra ?? []), off: median(m.get('off')?.extra ?? []) }
     const rps = { on: med(m.get('on'), (r) => r.rps), off: med(m.get('off'), (r) => r.rps) }
     const p99 = { on: med(m.get('on'), (r) => r.p99), off: med(m.get('off'), (r) => r.p99) }
-    // Per-round ratios too: each pair ran back to back, so their median is the least noisy figure.
-    const pairs = (m.get('on')?.runs ?? []).map((r, i) => r.rps / ((m.get('off')?.runs[i]?.rps) ?? Number.NaN))
-    const rpsRatio = rps.on / rps.off
-    const cost = 1 - rpsRatio
+    const cpuRatio = cpu.on / cpu.off
+    const rounds = m.get('on')?.extra.length ?? 0
     return {
       name: 'metrics',
       seconds: (performance.now() - started) / 1000,
-      raw: { connections: CONNECTIONS, rounds: Object.fromEntries(m), rps, p99, pairRatios: pairs },
+      raw: { connections: CONNECTIONS, rounds: Object.fromEntries(m), cpuUsPerRequest: cpu, rps, p99 },
       rows: [
         {
           item: '8',
-          what: `GET /v1/status answers/s, ${CONNECTIONS} connections: metrics on / off (medians of ${pairs.length} rounds; per-round ratios ${pairs.map((p) => p.toFixed(3)).join(', ')})`,
-          value: `${round(rps.on, 0)} / ${round(rps.off, 0)} = ${ratio(rpsRatio)} (cost ${round(cost * 100, 1)}%)`,
-          goal: 'cost < 5% (≥ 0.95×)',
-          met: rpsRatio >= 0.95
+          what: `GET /v1/status, CPU per request of the server process: metrics on / off (medians of ${rounds} rounds, ${CONNECTIONS} connections)`,
+          value: `${round(cpu.on, 1)} µs / ${round(cpu.off, 1)} µs = ${ratio(cpuRatio)} (cost ${round((cpuRatio - 1) * 100, 1)}%)`,
+          goal: 'cost < 5% (< 1.05×)',
+          met: cpuRatio < 1.05
         },
         {
           item: '8',
-          what: 'GET /v1/status p99: metrics on / off',
-          value: `${ms(p99.on)} / ${ms(p99.off)} = ${ratio(p99.on / p99.off)}`,
+          what: 'GET /v1/status answers/s and p99: metrics on / off (noisy on a shared machine)',
+          value: `${round(rps.on, 0)} / ${round(rps.off, 0)} = ${ratio(rps.on / rps.off)}; ${ms(p99.on)} / ${ms(p99.off)}`,
           goal: '—',
           met: null
         }

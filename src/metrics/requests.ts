@@ -23,7 +23,7 @@ export function instrumentRequests<Logger extends FastifyBaseLogger, Provider ex
   }
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     metrics.requestStarted()
-    reply.raw.once('close', ended)
+    reply.raw.on('close', ended)
     done()
   })
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
