@@ -17,15 +17,16 @@ import type { Context } from './suites/context.js'
 import { fanout } from './suites/fanout.js'
 import { lifecycle } from './suites/lifecycle.js'
 import { memory } from './suites/memory.js'
+import { metrics } from './suites/metrics.js'
 import { overhead } from './suites/overhead.js'
 import { pool } from './suites/pool.js'
 import { readiness } from './suites/readiness.js'
 import { verify } from './suites/verify.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
-  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify]
+  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

@@ -9,6 +9,7 @@ import { handleUnrouted } from './http/methods.js'
 import { serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
+import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
 import { health } from './routes/health.js'
 import { v1, type LoadShedding } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
@@ -26,6 +27,8 @@ export interface AppOptions {
   readonly serverTimeouts?: Partial<ServerTimeouts>
   /** Overrides of the optional verify routes' limits (tests reach them on purpose). */
   readonly verifyTuning?: VerifyTuning
+  /** Where request metrics go; none when metrics are off (EDGE_API_METRICS_PORT=off). */
+  readonly metrics?: RequestMetrics | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -59,6 +62,7 @@ export async function buildApp (options: AppOptions) {
   app.setErrorHandler(handleError)
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
   app.setNotFoundHandler(handleUnrouted)
+  if (options.metrics !== undefined) instrumentRequests(app, options.metrics)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
   // the router's reused connections move to another replica before the listener closes, and

@@ -15,7 +15,10 @@ export const CONFIG_DEFAULTS = {
   EDGE_API_CHAIN_CONCURRENCY: '64',
   EDGE_API_CHAIN_MAX_RESPONSE: '16MiB',
   EDGE_API_LOG_LEVEL: 'info',
-  EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false'
+  EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false',
+  EDGE_API_METRICS_PORT: '9464',
+  // Unset: the same address as EDGE_API_HOST.
+  EDGE_API_METRICS_HOST: undefined
 } as const
 
 export type ConfigKey = keyof typeof CONFIG_DEFAULTS
@@ -48,6 +51,9 @@ export interface Config {
   readonly logLevel: LogLevel
   /** Serve the four optional verify/debug routes; otherwise they answer 403. */
   readonly exposeOptionalRoutes: boolean
+  /** The Prometheus listener's port (§10); undefined when EDGE_API_METRICS_PORT is off. */
+  readonly metricsPort: number | undefined
+  readonly metricsHost: string
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -69,10 +75,10 @@ export function loadConfig (env: Env): Config {
     return Math.round(ms)
   }
   const positive = (ms: number): string | undefined => ms > 0 ? undefined : 'must be greater than 0'
-  const integer = (key: ConfigKey, min: number, max: number): number => {
+  const integer = (key: ConfigKey, min: number, max: number, or = ''): number => {
     const text = read(key) as string
     const n = Number(text)
-    if (!/^\d+$/.test(text) || n < min || n > max) throw invalid(key, `must be an integer from ${min} to ${max}`)
+    if (!/^\d+$/.test(text) || n < min || n > max) throw invalid(key, `must be an integer from ${min} to ${max}${or}`)
     return n
   }
 
@@ -85,10 +91,18 @@ export function loadConfig (env: Env): Config {
   const warnings: string[] = []
   const chainRestUrls = resolveChainRestUrls(read('CHAIN_REST_URL'), read('CHAIN_GRPC_URL'), warnings, invalid)
 
-  const host = read('EDGE_API_HOST') as string
-  if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host)) {
-    throw invalid('EDGE_API_HOST', 'must be an IP address or a host name to listen on')
+  const listenHost = (key: ConfigKey, text: string): string => {
+    if (isIP(text) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(text)) {
+      throw invalid(key, 'must be an IP address or a host name to listen on')
+    }
+    return text
   }
+  const host = listenHost('EDGE_API_HOST', read('EDGE_API_HOST') as string)
+  const metricsHost = listenHost('EDGE_API_METRICS_HOST', read('EDGE_API_METRICS_HOST') ?? host)
+  // No port 0 here: Prometheus must be told where to scrape, so the port is always a known one.
+  const metricsPort = read('EDGE_API_METRICS_PORT') === 'off'
+    ? undefined
+    : integer('EDGE_API_METRICS_PORT', 1, 65535, ', or off to serve no metrics')
 
   const logLevel = read('EDGE_API_LOG_LEVEL') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) throw invalid('EDGE_API_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
@@ -114,6 +128,8 @@ export function loadConfig (env: Env): Config {
     chainMaxResponseBytes: maxResponse,
     logLevel,
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
+    metricsPort,
+    metricsHost,
     warnings
   }
 }

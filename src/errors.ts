@@ -164,10 +164,11 @@ export class ListenError extends Error {
   /** Node's own code for the failure, e.g. EADDRINUSE. */
   readonly reason: string | undefined
 
-  constructor (host: string, port: number, cause: NodeJS.ErrnoException) {
-    super(cause.code === 'EADDRINUSE'
+  /** `listener` names a listener other than the public one (the metrics'), first in the message. */
+  constructor (host: string, port: number, cause: NodeJS.ErrnoException, listener?: string) {
+    super((listener === undefined ? '' : `${listener}: `) + (cause.code === 'EADDRINUSE'
       ? `port ${port} on ${host} is already in use`
-      : `cannot listen on ${host}:${port}: ${cause.message}`)
+      : `cannot listen on ${host}:${port}: ${cause.message}`))
     this.name = 'ListenError'
     this.host = host
     this.port = port

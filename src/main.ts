@@ -61,8 +61,14 @@ async function main (): Promise<void> {
     log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
     process.exit(1)
   }
-  const { drain, port } = service
-  log.info({ port, host: config.host, bootMs: Math.round(performance.now() - startedAt) }, 'listening')
+  const { drain, port, metricsPort } = service
+  log.info({
+    port,
+    host: config.host,
+    // The metrics listener (GET /metrics), or 'off'.
+    metrics: metricsPort === undefined ? 'off' : { port: metricsPort, host: config.metricsHost },
+    bootMs: Math.round(performance.now() - startedAt)
+  }, 'listening')
 
   onSignal = (name) => drain.signal(name)
   for (const name of early) drain.signal(name)

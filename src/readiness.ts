@@ -1,4 +1,4 @@
-import { NODE_INFO_PATH } from './chain/client.js'
+import { chainOutcome, NODE_INFO_PATH, type ChainOutcome } from './chain/client.js'
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
 
@@ -22,6 +22,8 @@ export interface ReadinessOptions {
   readonly cacheMs?: number
   /** Monotonic milliseconds; injected by tests. @default performance.now */
   readonly now?: () => number
+  /** Told each probe's result (not the cached answers): 'ok' or how it failed. @default none */
+  readonly onProbe?: (result: ChainOutcome) => void
 }
 
 /** What the probe reads: a cheap query any healthy node answers. */
@@ -48,7 +50,8 @@ export class Readiness {
     const settings = {
       probeTimeoutMs: options.probeTimeoutMs ?? 2000,
       cacheMs: options.cacheMs ?? 3000,
-      now: options.now ?? (() => performance.now())
+      now: options.now ?? (() => performance.now()),
+      onProbe: options.onProbe ?? (() => {})
     }
     this.#nodes = Array.from({ length: chain.nodeCount ?? 1 }, (_, node) => new NodeProbe(chain, node, settings))
   }
@@ -100,15 +103,17 @@ class NodeProbe {
   readonly #probeTimeoutMs: number
   readonly #cacheMs: number
   readonly #now: () => number
+  readonly #onProbe: (result: ChainOutcome) => void
   #cached: { readonly answer: ReadinessAnswer, readonly at: number } | undefined
   #inFlight: Promise<ReadinessAnswer> | undefined
 
-  constructor (chain: ChainProber, node: number, settings: { probeTimeoutMs: number, cacheMs: number, now: () => number }) {
+  constructor (chain: ChainProber, node: number, settings: { probeTimeoutMs: number, cacheMs: number, now: () => number, onProbe: (result: ChainOutcome) => void }) {
     this.#chain = chain
     this.#node = node
     this.#probeTimeoutMs = settings.probeTimeoutMs
     this.#cacheMs = settings.cacheMs
     this.#now = settings.now
+    this.#onProbe = settings.onProbe
   }
 
   /** The cached answer, the probe in flight, or a new probe. Never rejects. */
@@ -126,8 +131,10 @@ class NodeProbe {
     try {
       await this.#chain.probe(PROBE_PATH, this.#probeTimeoutMs, this.#node)
       answer = READY
+      this.#onProbe('ok')
     } catch (err) {
       answer = { status: 'not ready', reason: 'chain unreachable', error: this.#describe(err) }
+      this.#onProbe(chainOutcome(err))
     }
     // Cached from when the answer arrived, as the Go service does: a slow probe still
     // spares the chain for a whole cache period afterwards.

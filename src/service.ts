@@ -7,6 +7,8 @@ import { ListenError } from './errors.js'
 import { Drain } from './lifecycle/drain.js'
 import { httpDrainTarget } from './lifecycle/http-target.js'
 import type { ServerTimeouts } from './http/server-timeouts.js'
+import { Metrics } from './metrics/registry.js'
+import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
 import type { LoadShedding } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
@@ -29,6 +31,8 @@ export interface ServiceOptions {
   readonly serverTimeouts?: Partial<ServerTimeouts>
   /** Overrides of the optional verify routes' limits (tests reach them on purpose). */
   readonly verifyTuning?: VerifyTuning
+  /** The metrics port, when a test or the bench needs any free one (0) or metrics on despite the config. @default the config's */
+  readonly metricsPort?: number
 }
 
 /** The app with the dependencies it was built on; nothing listens yet. */
@@ -36,6 +40,8 @@ export interface BuiltService {
   readonly app: EdgeApp
   readonly chain: ChainClient
   readonly readiness: Readiness
+  /** The service's metrics; undefined when they are off (EDGE_API_METRICS_PORT=off). */
+  readonly metrics: Metrics | undefined
   /** Closes the app, then the chain client's connections (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
@@ -44,42 +50,67 @@ export interface BuiltService {
 export interface Service extends BuiltService {
   readonly drain: Drain
   readonly port: number
+  /** The metrics listener's bound port; undefined when metrics are off. */
+  readonly metricsPort: number | undefined
 }
 
-/** Builds everything but the socket: tests that only inject requests stop here. */
+/** Builds everything but the sockets: tests that only inject requests stop here. */
 export async function buildService (options: ServiceOptions): Promise<BuiltService> {
   const { config } = options
+  // One registry per service (never prom-client's global one): several services in one
+  // process (tests, the bench) keep their own series. None at all when metrics are off.
+  const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new Metrics()
   const chain = new ChainClient({
     baseUrl: config.chainRestUrls,
     timeoutMs: config.chainTimeoutMs,
     concurrency: config.chainConcurrency,
     maxResponseBytes: config.chainMaxResponseBytes,
     log: options.logger,
+    observer: metrics,
     ...options.chain
   })
-  const readiness = new Readiness(chain)
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning })
+  const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
+  metrics?.watch({
+    draining: () => readiness.draining,
+    chainQueueDepth: () => chain.queued,
+    chainNodesUp: () => chain.nodesUp
+  })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()
   }
-  return { app, chain, readiness, close }
+  return { app, chain, readiness, metrics, close }
 }
 
 /**
- * Builds the service, listens on the config's host and port and arms the drain. Nothing
- * signals the drain here: main.ts hands it SIGTERM/SIGINT, tests call drain.signal().
- * Throws ListenError, with the service closed, when the address cannot be listened on.
+ * Builds the service, listens on the config's host and port (and the metrics listener on its
+ * own) and arms the drain. Nothing signals the drain here: main.ts hands it SIGTERM/SIGINT,
+ * tests call drain.signal(). The drain never touches the metrics listener: it answers until
+ * the process exits (or close()).
+ * Throws ListenError, with the service closed, when an address cannot be listened on.
  */
 export async function startService (options: ServiceOptions): Promise<Service> {
   const { config } = options
   const built = await buildService(options)
-  const { app, chain, readiness } = built
+  const { app, chain, readiness, metrics } = built
+  const listener = metrics === undefined ? undefined : new MetricsListener(metrics)
+  const close = async (): Promise<void> => {
+    await listener?.close()
+    await built.close()
+  }
   try {
     await app.listen({ port: config.port, host: config.host })
   } catch (err) {
-    await built.close()
+    await close()
     throw new ListenError(config.host, config.port, err as NodeJS.ErrnoException)
+  }
+  let metricsPort: number | undefined
+  try {
+    metricsPort = await listener?.listen(config.metricsHost, options.metricsPort ?? config.metricsPort as number)
+  } catch (err) {
+    await close()
+    throw err
   }
   // Always a TCP address here (host + port), so the port is there; with port 0 it is the one bound.
   const { port } = app.server.address() as AddressInfo
@@ -89,5 +120,5 @@ export async function startService (options: ServiceOptions): Promise<Service> {
     target: httpDrainTarget({ app, readiness, chain }),
     log: options.logger
   })
-  return { ...built, drain, port }
+  return { ...built, close, drain, port, metricsPort }
 }

@@ -29,6 +29,8 @@ t.test('defaults', async (t) => {
     chainMaxResponseBytes: 16 * 1024 * 1024,
     logLevel: 'info',
     exposeOptionalRoutes: false,
+    metricsPort: 9464,
+    metricsHost: '0.0.0.0',
     warnings: []
   })
 })
@@ -71,6 +73,17 @@ t.test('reads every setting, trimming blanks; empty means unset', async (t) => {
   t.equal(loadConfig({ ...base, EDGE_API_HOST: 'edge-api.internal' }).host, 'edge-api.internal')
 })
 
+t.test('metrics: their own port (or off) and address, which defaults to EDGE_API_HOST', async (t) => {
+  t.match(loadConfig({ ...base, EDGE_API_HOST: '127.0.0.1' }), { metricsPort: 9464, metricsHost: '127.0.0.1' })
+  t.match(loadConfig({ ...base, EDGE_API_METRICS_PORT: ' 9100 ', EDGE_API_METRICS_HOST: '::' }), { metricsPort: 9100, metricsHost: '::' })
+  t.match(loadConfig({ ...base, EDGE_API_METRICS_PORT: '', EDGE_API_METRICS_HOST: '' }), { metricsPort: 9464, metricsHost: '0.0.0.0' }, 'empty means unset')
+  t.match(loadConfig({ ...base, EDGE_API_METRICS_PORT: '1' }), { metricsPort: 1 })
+  t.match(loadConfig({ ...base, EDGE_API_METRICS_PORT: '65535' }), { metricsPort: 65535 })
+  const off = loadConfig({ ...base, EDGE_API_METRICS_PORT: 'off' })
+  t.equal(off.metricsPort, undefined, 'off serves no metrics')
+  t.ok('metricsPort' in off)
+})
+
 t.test('the drain announce window is 0 or at least 5s', async (t) => {
   t.equal(loadConfig({ ...base, EDGE_API_DRAIN_ANNOUNCE: '5s' }).drainAnnounceMs, 5000)
   t.equal(loadConfig({ ...base, EDGE_API_DRAIN_ANNOUNCE: '0s' }).drainAnnounceMs, 0)
@@ -87,6 +100,11 @@ t.test('malformed or out-of-range values refuse to boot, naming the variable and
     ['EDGE_API_PORT', '-1', /from 0 to 65535/],
     ['EDGE_API_PORT', '80.5', /from 0 to 65535/],
     ['EDGE_API_HOST', 'not a host', /^EDGE_API_HOST="not a host" is invalid: must be an IP address or a host name/],
+    ['EDGE_API_METRICS_PORT', '0', /^EDGE_API_METRICS_PORT="0" is invalid: must be an integer from 1 to 65535, or off to serve no metrics$/],
+    ['EDGE_API_METRICS_PORT', '65536', /from 1 to 65535, or off/],
+    ['EDGE_API_METRICS_PORT', 'OFF', /from 1 to 65535, or off/],
+    ['EDGE_API_METRICS_PORT', 'false', /from 1 to 65535, or off/],
+    ['EDGE_API_METRICS_HOST', 'no such host!', /^EDGE_API_METRICS_HOST="no such host!" is invalid: must be an IP address or a host name/],
     ['EDGE_API_DRAIN_ANNOUNCE', '5', /^EDGE_API_DRAIN_ANNOUNCE="5" is invalid: must be a duration such as 250ms, 5s, 2m or 1m30s \(a bare number other than 0 is not\)$/],
     ['EDGE_API_SHUTDOWN_BUDGET', 'forever', /^EDGE_API_SHUTDOWN_BUDGET="forever" is invalid: must be a duration/],
     ['EDGE_API_SHUTDOWN_BUDGET', '0s', /^EDGE_API_SHUTDOWN_BUDGET="0s" is invalid: must be greater than 0$/],

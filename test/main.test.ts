@@ -2,7 +2,10 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import t from 'tap'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { freePorts } from './fixtures/e2e/replica.js'
 import { startMain } from './fixtures/main-process.js'
+import { sampleValue } from './fixtures/prometheus.js'
+import { until } from './fixtures/wait.js'
 
 // Each case boots a real child process (TS loader included), slow on a busy machine.
 t.setTimeout(600_000)
@@ -33,7 +36,7 @@ t.test('clean drain: SIGTERM → unready during the 5 s window → exit 0, log l
   t.same(steps, DRAIN_STEPS, 'every step, in order')
   const line = (msg: string) => main.lines.find((l) => l.msg === msg) as Record<string, unknown>
   t.match(line('starting'), { drainAnnounce: '5s', shutdownBudget: '2m', chain: sim.url })
-  t.match(line('listening'), { port, host: '127.0.0.1', bootMs: Number })
+  t.match(line('listening'), { port, host: '127.0.0.1', metrics: 'off', bootMs: Number })
   t.match(line('shutdown signal'), { signal: 'SIGTERM', announce: '5s', budget: '2m' })
   t.match(line('announcing drain'), { announce: '5s', announceMs: 5000 })
   t.match(line('listener closed'), { announcedMs: Number, budget: '2m' })
@@ -98,4 +101,41 @@ t.test('an address it cannot listen on: exit 1 saying why', async (t) => {
   const { code } = await main.exited
   t.equal(code, 1)
   t.match(main.lines.at(-1), { level: 60, code: 'EADDRNOTAVAIL', msg: /^cannot listen on 192\.0\.2\.1:0: / })
+})
+
+t.test('the metrics port answers while the process drains, until it exits', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const [metricsPort] = await freePorts(1) as [number]
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_METRICS_PORT: String(metricsPort) })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  const port = await main.port()
+  t.match(await main.waitFor('listening'), { metrics: { port: metricsPort, host: '127.0.0.1' } }, 'the metrics address is logged')
+  const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.equal(sampleValue(await scrape(), 'edge_api_draining'), 0)
+
+  // A slow request keeps the process draining after its public listener has closed.
+  sim.latency(3000, '/productscience/inference/inference/models_all')
+  const slow = fetch(`http://127.0.0.1:${port}/v1/governance/models`)
+  await until(async () => sampleValue(await scrape(), 'edge_api_requests_in_flight') === 1, 'the slow request in flight')
+  main.child.kill('SIGTERM')
+  await main.waitFor('listener closed')
+  await t.rejects(fetch(`http://127.0.0.1:${port}/healthz`), 'the public port is closed')
+  const draining = await scrape()
+  t.equal(sampleValue(draining, 'edge_api_draining'), 1, 'the metrics port answers: draining')
+  t.equal(sampleValue(draining, 'edge_api_requests_in_flight'), 1, 'with the slow request still in flight')
+  t.equal((await slow).status, 200)
+  t.equal((await main.exited).code, 0)
+})
+
+t.test('a metrics port in use: exit 1 naming EDGE_API_METRICS_PORT', async (t) => {
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => blocker.close())
+  const { port } = blocker.address() as { port: number }
+  const main = startMain({ CHAIN_REST_URL: 'http://127.0.0.1:1', EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_METRICS_PORT: String(port) })
+  const { code } = await main.exited
+  t.equal(code, 1)
+  t.match(main.lines.at(-1), { level: 60, code: 'EADDRINUSE', port, msg: `metrics listener (EDGE_API_METRICS_PORT): port ${port} on 127.0.0.1 is already in use` })
 })

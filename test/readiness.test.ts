@@ -178,3 +178,23 @@ t.test('several real nodes: ready while one answers, not ready when none does', 
   now += 3000
   t.same(await readiness.check(), { status: 'ready' }, 'node 1 is back')
 })
+
+t.test('onProbe is told each probe\'s result, not the cached answers', async (t) => {
+  const { prober, calls } = manualProber(2)
+  const results: string[] = []
+  let now = 0
+  const readiness = new Readiness(prober, { onProbe: (result) => results.push(result), now: () => now })
+  const first = readiness.check()
+  calls[0]?.resolve({})
+  calls[1]?.reject(new ChainTimeoutError(2000))
+  await first
+  await settle()
+  await readiness.check()
+  t.same(results.sort(), ['ok', 'timeout'], 'one result per probe; the cached answer probes nothing')
+  now = 10_000
+  const second = readiness.check()
+  calls[2]?.reject(new ChainStatusError(14, 'unavailable'))
+  calls[3]?.reject(new ChainUnavailableError('refused'))
+  await second
+  t.same(results.slice(2).sort(), ['gateway_error', 'unavailable'])
+})

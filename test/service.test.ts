@@ -7,6 +7,7 @@ import { createLogger } from '../src/logger.js'
 import { buildService, startService } from '../src/service.js'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { LogLines } from './fixtures/log-lines.js'
+import { sampleValue } from './fixtures/prometheus.js'
 
 async function simulator (t: Test) {
   const sim = await startChainSimulator()
@@ -31,7 +32,7 @@ t.test('buildService wires one chain client and one readiness into the app, and 
 
 t.test('startService listens on the config address, reports the bound port and arms the drain with the config windows', async (t) => {
   const sim = await simulator(t)
-  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_SHUTDOWN_BUDGET: '10s' })
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_SHUTDOWN_BUDGET: '10s', EDGE_API_METRICS_PORT: 'off' })
   const log = new LogLines()
   const service = await startService({ config, logger: createLogger('info', log.stream) })
   t.teardown(() => service.close())
@@ -45,7 +46,7 @@ t.test('startService listens on the config address, reports the bound port and a
 
 t.test('drainWindows override the config windows (tests need them shorter than the config allows)', async (t) => {
   const sim = await simulator(t)
-  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0' })
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off' })
   const log = new LogLines()
   const service = await startService({ config, logger: createLogger('info', log.stream), drainWindows: { announceMs: 20, budgetMs: 5000 } })
   t.teardown(() => service.close())
@@ -61,7 +62,7 @@ t.test('an address in use is a ListenError that says so', async (t) => {
   await once(blocker, 'listening')
   t.teardown(() => blocker.close())
   const { port } = blocker.address() as { port: number }
-  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: String(port) })
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: String(port), EDGE_API_METRICS_PORT: 'off' })
   const error = await startService({ config, logger: createLogger('silent') }).catch((err: unknown) => err)
   t.ok(error instanceof ListenError)
   t.match(error, { code: 'EDGE_ERR_LISTEN', reason: 'EADDRINUSE', host: '127.0.0.1', port, message: `port ${port} on 127.0.0.1 is already in use` })
@@ -70,7 +71,62 @@ t.test('an address in use is a ListenError that says so', async (t) => {
 t.test('any other listen failure names the address and why', async (t) => {
   const sim = await simulator(t)
   // 192.0.2.1 (TEST-NET-1) is never a local address.
-  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '192.0.2.1', EDGE_API_PORT: '0' })
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '192.0.2.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off' })
   const error = await startService({ config, logger: createLogger('silent') }).catch((err: unknown) => err)
   t.match(error, { reason: 'EADDRNOTAVAIL', message: /^cannot listen on 192\.0\.2\.1:0: / })
+})
+
+t.test('metrics: one registry per service, fed by the app, the chain client and readiness; none when off', async (t) => {
+  const sim = await simulator(t)
+  const on = await buildService({ config: loadConfig({ CHAIN_REST_URL: sim.url }), logger: createLogger('silent') })
+  const other = await buildService({ config: loadConfig({ CHAIN_REST_URL: sim.url }), logger: createLogger('silent') })
+  const off = await buildService({ config: loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_METRICS_PORT: 'off' }), logger: createLogger('silent') })
+  t.teardown(async () => { await on.close(); await other.close(); await off.close() })
+  t.equal(off.metrics, undefined, 'off: no metrics at all')
+  t.equal((await on.app.inject('/readyz')).statusCode, 200)
+  on.readiness.beginDrain()
+  const text = await (on.metrics as NonNullable<typeof on.metrics>).scrape()
+  t.equal(sampleValue(text, 'http_request_duration_seconds_count', { route: '/readyz', status_code: '200' }), 1, 'the app')
+  t.equal(sampleValue(text, 'edge_api_chain_request_duration_seconds_count', { node: '1', outcome: 'ok' }), 1, 'the chain client')
+  t.equal(sampleValue(text, 'edge_api_readiness_probe_total', { result: 'ok' }), 1, 'readiness')
+  t.equal(sampleValue(text, 'edge_api_chain_node_up', { node: '1' }), 1)
+  t.equal(sampleValue(text, 'edge_api_chain_queue_depth'), 0)
+  t.equal(sampleValue(text, 'edge_api_draining'), 1, 'the drain latch')
+  t.not(other.metrics?.registry, on.metrics?.registry)
+  t.equal(sampleValue(await (other.metrics as NonNullable<typeof on.metrics>).scrape(), 'edge_api_readiness_probe_total', { result: 'ok' }), undefined, 'not shared')
+})
+
+t.test('startService serves metrics on their own listener, closed with the service; off means no listener', async (t) => {
+  const sim = await simulator(t)
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_METRICS_PORT: 'off' })
+  const off = await startService({ config, logger: createLogger('silent') })
+  t.equal(off.metricsPort, undefined)
+  await off.close()
+  const service = await startService({ config, logger: createLogger('silent'), metricsPort: 0 })
+  t.ok(service.metricsPort !== undefined && service.metricsPort > 0, 'the metricsPort option turns them on, on any free port')
+  const url = `http://127.0.0.1:${service.metricsPort}/metrics`
+  t.equal((await fetch(url)).status, 200)
+  service.drain.signal('SIGTERM')
+  await service.drain.outcome
+  t.equal((await fetch(url)).status, 200, 'the drain leaves the metrics listener alone')
+  await service.close()
+  await t.rejects(fetch(url), 'close() closes it')
+})
+
+t.test('a metrics port in use is a ListenError naming it, with the public listener closed again', async (t) => {
+  const sim = await simulator(t)
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => blocker.close())
+  const { port } = blocker.address() as { port: number }
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: String(port) })
+  const log = new LogLines()
+  const error = await startService({ config, logger: createLogger('info', log.stream) }).catch((err: unknown) => err)
+  t.ok(error instanceof ListenError)
+  t.match(error, { reason: 'EADDRINUSE', port, message: /^metrics listener \(EDGE_API_METRICS_PORT\): port \d+ on 127\.0\.0\.1 is already in use$/ })
+  // Fastify's own line says where the public app listened before the metrics port failed.
+  const publicUrl = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/.exec(String(log.lines.find((l) => String(l.msg).startsWith('Server listening at'))?.msg))?.[1]
+  t.ok(publicUrl, `the public app had listened (${publicUrl})`)
+  await t.rejects(fetch(`${publicUrl}/healthz`), 'and is closed again')
 })

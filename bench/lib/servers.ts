@@ -44,10 +44,10 @@ export async function startBare (): Promise<Server> {
 }
 
 /** edge-api from dist/app.js in a bench child, e.g. with coalescing off or a custom pool. */
-export async function startEdgeApp (chainUrl: string, coalesce = true, shedding = true, pool?: object): Promise<Server> {
+export async function startEdgeApp (chainUrl: string, coalesce = true, shedding = true, pool?: object, metrics = true): Promise<Server> {
   const args = [chainUrl, coalesce ? 'on' : 'off', shedding ? 'on' : 'off', ...(pool === undefined ? [] : [JSON.stringify(pool)])]
-  const child = await Child.start<{ port: number }>('edge', args)
-  const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}, shedding ${shedding ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
+  const child = await Child.start<{ port: number }>('edge', args, { BENCH_METRICS: metrics ? 'on' : 'off' })
+  const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}, shedding ${shedding ? 'on' : 'off'}, metrics ${metrics ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
   return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label, stop: () => child.stop() }
 }
 
@@ -74,6 +74,8 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
       EDGE_API_HOST: '127.0.0.1',
       EDGE_API_DRAIN_ANNOUNCE: '0',
       EDGE_API_LOG_LEVEL: 'warn',
+      // Metrics on, as deployed, on a port of its own: several may run at once.
+      EDGE_API_METRICS_PORT: String(await freePort()),
       ...env
     },
     stdio: ['ignore', 'ignore', 'inherit']

@@ -17,6 +17,17 @@ export type Query = Readonly<Record<string, string | undefined>>
 /** The node's identity and versions: what readiness probes and /v1/versions reports. */
 export const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
 
+/** How one exchange with one node ended (a metrics label: few values, never an address). */
+export type ChainOutcome = 'ok' | 'gateway_error' | 'timeout' | 'unavailable' | 'too_large' | 'bad_answer' | 'aborted'
+
+/** Told of every exchange with a node (reads, their failover attempts and probes): src/metrics/ counts them. */
+export interface ChainObserver {
+  /** `node` is the node's 1-based position in CHAIN_REST_URL, as /readyz names it ("node 1"). */
+  exchange (node: number, outcome: ChainOutcome, seconds: number): void
+}
+
+const NO_OBSERVER: ChainObserver = { exchange: () => {} }
+
 export interface ChainClientOptions {
   /**
    * Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317; or the base URLs
@@ -39,6 +50,8 @@ export interface ChainClientOptions {
   readonly pool?: Pool.Options
   /** How long a failed node is skipped before its first probe, and the most it waits between probes. @default 250 ms, 5 s */
   readonly nodeBackoff?: { readonly initialMs: number, readonly maxMs: number }
+  /** Told how each exchange with a node ended and how long it took. @default none */
+  readonly observer?: ChainObserver
 }
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
@@ -66,6 +79,7 @@ export class ChainClient {
   readonly #limit: LimitFunction
   readonly #pending = new Map<string, Promise<unknown>>()
   readonly #inFlight = new Set<AbortController>()
+  readonly #observer: ChainObserver
 
   constructor (options: ChainClientOptions) {
     const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
@@ -74,6 +88,7 @@ export class ChainClient {
     this.#coalesce = options.coalesce ?? true
     this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
     this.#limit = pLimit(options.concurrency)
+    this.#observer = options.observer ?? NO_OBSERVER
     this.#nodes = new ChainNodes({
       urls,
       // One connection per request the limiter lets through, so undici never queues behind
@@ -116,6 +131,16 @@ export class ChainClient {
     const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs))
     if (outcome.ok) return outcome.value
     throw outcome.error
+  }
+
+  /** Whether each node (in CHAIN_REST_URL order) is taking reads: false while it is skipped as down. */
+  get nodesUp (): boolean[] {
+    return this.#nodes.all.map((node) => node.healthy)
+  }
+
+  /** Reads waiting for a slot of the limiter (EDGE_API_CHAIN_CONCURRENCY), coalesced ones counted once. */
+  get queued (): number {
+    return this.#limit.pendingCount
   }
 
   /** Chain requests currently sent and not yet answered. */
@@ -180,12 +205,20 @@ export class ChainClient {
     }
   }
 
+  /** One request to one node (#attempt), timed and reported to the observer. */
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
+    const started = performance.now()
+    const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs)
+    this.#observer.exchange(node.index + 1, outcomeLabel(outcome, signal, timedOut), (performance.now() - started) / 1000)
+    return outcome
+  }
+
   /**
    * One request to one node, its body read to the end (an unread body holds its socket) or
    * cut off at the size limit. Reports the node's health: any answer means it is up; a
    * refused, dropped or timed-out exchange means it is down.
    */
-  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
+  async #attempt (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
     const target = node.prefix + path
     let statusCode: number
     let text: string
@@ -229,6 +262,22 @@ export class ChainClient {
     else this.#nodes.answered(node)
     return outcome
   }
+}
+
+/** The outcome label of one exchange; abortAll (shutting down) is told apart from a node that cannot be reached. */
+function outcomeLabel (outcome: Outcome, signal: AbortSignal, timedOut: () => boolean): ChainOutcome {
+  if (outcome.ok) return 'ok'
+  if (outcome.error instanceof ChainUnavailableError && signal.aborted && !timedOut()) return 'aborted'
+  return chainOutcome(outcome.error)
+}
+
+/** The outcome label of a chain error (readiness labels its probes with it too). */
+export function chainOutcome (error: unknown): ChainOutcome {
+  if (error instanceof ChainStatusError) return 'gateway_error'
+  if (error instanceof ChainTimeoutError) return 'timeout'
+  if (error instanceof ChainAnswerTooLargeError) return 'too_large'
+  if (error instanceof ChainBadAnswerError) return 'bad_answer'
+  return 'unavailable'
 }
 
 function parseAnswer (statusCode: number, text: string, where: string): Outcome {

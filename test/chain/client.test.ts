@@ -192,3 +192,50 @@ t.test('chainPath percent-encodes every value as one path segment', async (t) =>
   t.equal(chainPath`/a/${'x?y#z@w'}`, '/a/x%3Fy%23z%40w')
   t.equal(chainPath`/a/${'.'}`, '/a/%2E')
 })
+
+t.test('the observer is told every exchange: node (1-based), outcome and seconds', async (t) => {
+  const seen: Array<[number, string]> = []
+  const seconds: number[] = []
+  const observer = { exchange: (node: number, outcome: string, s: number) => { seen.push([node, outcome]); seconds.push(s) } }
+  const { chain: client, sim } = await startChain(t, { observer, timeoutMs: 300, maxResponseBytes: LIMIT })
+  await client.get(NODE)
+  sim.fail(NODE, 5, 'not found')
+  await t.rejects(client.get(NODE), ChainStatusError)
+  sim.clearFaults()
+  sim.raw(NODE, 200, 'not json')
+  await t.rejects(client.get(NODE), ChainBadAnswerError)
+  sim.clearFaults()
+  sim.huge(NODE, 4 * LIMIT)
+  await t.rejects(client.get(NODE), ChainAnswerTooLargeError)
+  sim.clearFaults()
+  sim.raw(NODE, 502, '<html>Bad Gateway</html>')
+  await t.rejects(client.get(NODE), ChainUnavailableError)
+  sim.clearFaults()
+  sim.hang(NODE)
+  await t.rejects(client.get(NODE), ChainTimeoutError)
+  const aborted = client.probe(NODE, 5000)
+  await until(() => client.inFlight === 1, 'the probe on the chain')
+  client.abortAll()
+  await t.rejects(aborted, ChainUnavailableError)
+  t.same(seen, [[1, 'ok'], [1, 'gateway_error'], [1, 'bad_answer'], [1, 'too_large'], [1, 'unavailable'], [1, 'timeout'], [1, 'aborted']])
+  t.ok(seconds.every((s) => s >= 0 && s < 5), 'durations in seconds')
+  t.ok((seconds[5] as number) >= 0.25, `the timeout took its 300 ms (${seconds[5]} s)`)
+})
+
+t.test('a refused node and its failover are two exchanges, by node; nodesUp and queued read the client state', async (t) => {
+  const seen: Array<[number, string]> = []
+  const observer = { exchange: (node: number, outcome: string) => { seen.push([node, outcome]) } }
+  const [a, b] = await Promise.all([startChainSimulator(), startChainSimulator()])
+  const client = new ChainClient({ baseUrl: [a.url, b.url], timeoutMs: 2000, concurrency: 1, observer, nodeBackoff: { initialMs: 60_000, maxMs: 60_000 } })
+  t.teardown(async () => { await client.close(); await a.close(); await b.close() })
+  t.same(client.nodesUp, [true, true])
+  await a.refuse()
+  t.same(await client.get(NODE), NODE_INFO)
+  t.same(seen, [[1, 'unavailable'], [2, 'ok']])
+  t.same(client.nodesUp, [false, true], 'node 1 is skipped as down')
+  b.latency(150, NODE)
+  const reads = [client.get(NODE), client.get(`${NODE}?1`), client.get(`${NODE}?2`)]
+  t.equal(client.queued, 2, 'one read in flight (concurrency 1), two waiting')
+  await Promise.all(reads)
+  t.equal(client.queued, 0)
+})

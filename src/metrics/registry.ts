@@ -1,0 +1,169 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+
+// Every metric edge-api exports (SPEC §10), defined here and nowhere else. The rest of the
+// service only calls the methods below (through observer interfaces, so none of it imports
+// prom-client); gauges are read when Prometheus scrapes, so they cost nothing per request.
+
+/**
+ * Seconds, from a cached answer to the longest a request may take: the chain timeout (30 s)
+ * and the shutdown budget (2 m) end the last buckets.
+ */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+/** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+/** Why a request was refused with 503 + Retry-After (edge_api_shed_total{reason}). */
+export type ShedReason = 'chain_queue' | (string & {})
+
+/** What the gauges read at scrape time; service.ts binds them to the chain client and readiness. */
+export interface MetricsSources {
+  /** True from the drain latch (SIGTERM) on. */
+  readonly draining: () => boolean
+  /** Chain reads waiting for a slot. */
+  readonly chainQueueDepth: () => number
+  /** Whether each chain node takes reads, in CHAIN_REST_URL order. */
+  readonly chainNodesUp: () => readonly boolean[]
+}
+
+const NO_SOURCES: MetricsSources = { draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [] }
+
+// The process metrics (CPU, memory, event loop lag, GC, handles) describe the process, not a
+// service instance, and prom-client's collectors cannot be stopped: they are created once per
+// process, in a registry of our own (never prom-client's global one), and shared by every
+// instance's registry.
+let processRegistry: Registry | undefined
+function processMetrics (): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+type Child = Histogram.Internal<string>
+
+/**
+ * One service instance's metrics, in a registry of its own, so several services in one
+ * process (tests, the bench) never share a series. Implements every observer the service
+ * reports to: requests (src/metrics/requests.ts), the chain client, readiness, shedding.
+ */
+export class Metrics implements ChainObserver {
+  /** This instance's series and the process metrics. */
+  readonly registry: Registry
+  #sources = NO_SOURCES
+  #inFlight = 0
+  readonly #requestDuration: Histogram<'method' | 'route' | 'status_code'>
+  readonly #chainDuration: Histogram<'node' | 'outcome'>
+  readonly #shed: Counter<'reason'>
+  readonly #probes: Counter<'result'>
+  // Label children by key: the per-request path looks one up instead of hashing a label object.
+  readonly #requestChildren = new Map<string, Child>()
+  readonly #chainChildren = new Map<string, Child>()
+
+  constructor () {
+    const own = new Registry()
+    const registers = [own]
+    // A gauge read at scrape time (prom-client calls collect() with the gauge as `this`).
+    const gauge = (name: string, help: string, read: () => number): void => {
+      own.registerMetric(new Gauge({ name, help, registers: [], collect () { this.set(read()) } }))
+    }
+
+    this.#requestDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer an HTTP request on the public port, by route pattern ("unmatched" when no route matched)',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: DURATION_BUCKETS,
+      registers
+    })
+    gauge('edge_api_requests_in_flight', 'HTTP requests received on the public port and not answered yet',
+      () => this.#inFlight)
+    gauge('edge_api_draining', '1 from the drain latch (SIGTERM) on: /readyz answers draining, the replica is leaving',
+      () => this.#sources.draining() ? 1 : 0)
+    this.#shed = new Counter({
+      name: 'edge_api_shed_total',
+      help: 'Requests refused with 503 + Retry-After to protect the service, by reason',
+      labelNames: ['reason'],
+      registers
+    })
+    this.#chainDuration = new Histogram({
+      name: 'edge_api_chain_request_duration_seconds',
+      help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',
+      labelNames: ['node', 'outcome'],
+      buckets: DURATION_BUCKETS,
+      registers
+    })
+    gauge('edge_api_chain_queue_depth', 'Chain reads waiting for a slot (EDGE_API_CHAIN_CONCURRENCY); beyond its bound they are shed',
+      () => this.#sources.chainQueueDepth())
+    const nodesUp = (): readonly boolean[] => this.#sources.chainNodesUp()
+    own.registerMetric(new Gauge({
+      name: 'edge_api_chain_node_up',
+      help: '1 while the chain node takes reads, 0 while it is skipped as down; by node (1-based position in CHAIN_REST_URL)',
+      labelNames: ['node'],
+      registers: [],
+      collect () {
+        nodesUp().forEach((up, i) => this.set({ node: String(i + 1) }, up ? 1 : 0))
+      }
+    }))
+    this.#probes = new Counter({
+      name: 'edge_api_readiness_probe_total',
+      help: 'Readiness chain probes (not the cached answers), by result: ok, or how it failed',
+      labelNames: ['result'],
+      registers
+    })
+    this.registry = Registry.merge([own, processMetrics()])
+  }
+
+  /** Binds the gauges to what they read (service.ts, once the chain client and readiness exist). */
+  watch (sources: MetricsSources): void {
+    this.#sources = sources
+  }
+
+  /** Prometheus' text format of every series. */
+  async scrape (): Promise<string> {
+    return this.registry.metrics()
+  }
+
+  get contentType (): string {
+    return this.registry.contentType
+  }
+
+  requestStarted (): void {
+    this.#inFlight++
+  }
+
+  requestEnded (): void {
+    this.#inFlight--
+  }
+
+  /** One answered request: `route` is its pattern (UNMATCHED_ROUTE when none matched). */
+  requestAnswered (method: string, route: string, statusCode: number, seconds: number): void {
+    const key = `${method} ${statusCode} ${route}`
+    let child = this.#requestChildren.get(key)
+    if (child === undefined) {
+      child = this.#requestDuration.labels({ method, route, status_code: statusCode })
+      this.#requestChildren.set(key, child)
+    }
+    child.observe(seconds)
+  }
+
+  /** A request refused with 503 + Retry-After; the admission policy calls this with its own reasons. */
+  shed (reason: ShedReason): void {
+    this.#shed.inc({ reason })
+  }
+
+  exchange (node: number, outcome: ChainOutcome, seconds: number): void {
+    const key = `${node} ${outcome}`
+    let child = this.#chainChildren.get(key)
+    if (child === undefined) {
+      child = this.#chainDuration.labels({ node: String(node), outcome })
+      this.#chainChildren.set(key, child)
+    }
+    child.observe(seconds)
+  }
+
+  readinessProbe (result: ChainOutcome): void {
+    this.#probes.inc({ result })
+  }
+}
