@@ -1,15 +1,19 @@
-import Fastify from 'fastify'
+import Fastify, { LogController, type FastifyError } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream, Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './error-handler.js'
+import { ChainBusyError } from './errors.js'
+import { accessLog } from './http/access-log.js'
+import type { LoadShedding } from './http/admission.js'
+import { Shedding } from './http/shedding.js'
 import { createLogger } from './logger.js'
 import { Readiness } from './readiness.js'
 import { formatSchemaError } from './schema-errors.js'
 import { health } from './routes/health.js'
-import { v1, type LoadShedding } from './routes/v1/index.js'
+import { v1 } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -53,6 +57,9 @@ export async function buildApp (options: AppOptions) {
     // 'idle' reaps idle sockets when the listener closes; never `true`, which would destroy
     // requests still in flight. Forced close is the lifecycle's job, at its deadline.
     forceCloseConnections: 'idle',
+    // Fastify's two lines per request ("incoming request", "request completed") give way to
+    // one access line (src/http/access-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // A well-formed id from the router or client follows the request through our logs.
     genReqId: (req) => {
       const id = req.headers['x-request-id']
@@ -66,7 +73,15 @@ export async function buildApp (options: AppOptions) {
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.setErrorHandler(handleError)
+  // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
+  const shedding = new Shedding(app.log)
+  app.decorate('shedding', shedding)
+  app.addHook('onClose', async () => shedding.flush())
+  // A full chain queue is shedding too: no warning and stack per request.
+  app.setErrorHandler((error: FastifyError, request, reply) => error instanceof ChainBusyError
+    ? reply.send(shedding.refuse(reply, 'chainQueue', error.message))
+    : handleError(error, request, reply))
+  app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
   app.setNotFoundHandler(handleNotFound)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
@@ -85,7 +100,7 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  await app.register(v1, { prefix: '/v1', chain, loadShedding: options.loadShedding })
+  await app.register(v1, { prefix: '/v1', chain, shedding, loadShedding: options.loadShedding })
   return app
 }
 

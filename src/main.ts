@@ -9,13 +9,22 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
 import { Drain } from './lifecycle/drain.js'
 import { httpDrainTarget } from './lifecycle/http-target.js'
-import { createLogger } from './logger.js'
+import { closeDestination, createLogger } from './logger.js'
 import { Readiness } from './readiness.js'
 
-// Synchronous writes keep the log in order up to the last line before process.exit; pino's
-// asynchronous default can let its exit-time flush overtake a write still in progress, and
-// the drain's lines are what operators and tests follow.
-const stdout = pino.destination({ dest: 1, sync: true })
+// Asynchronous writes: a request never waits for its log line to reach stdout (a slow log
+// reader would otherwise stall serving), and lines written while one write is in progress go
+// out together in the next. Every exit goes through exit(), which lets the writes in progress
+// finish first: a flushSync() alone could overtake one, and the drain's lines, `exit` last, are
+// what operators and tests follow.
+const stdout = pino.destination({ dest: 1, sync: false })
+// Long enough for any reader that is reading; an exit never hangs on one that has stopped.
+const LOG_FLUSH_TIMEOUT_MS = 2000
+
+async function exit (code: number): Promise<never> {
+  await closeDestination(stdout, LOG_FLUSH_TIMEOUT_MS)
+  process.exit(code)
+}
 
 async function main (): Promise<void> {
   const startedAt = performance.now()
@@ -36,7 +45,7 @@ async function main (): Promise<void> {
     if (err instanceof ConfigError) bootLog.fatal({ variable: err.variable }, err.message)
     /* c8 ignore next */ // loadConfig only throws ConfigError; anything else is a bug worth a stack
     else bootLog.fatal({ err }, 'configuration could not be read')
-    process.exit(1)
+    return await exit(1)
   }
 
   const log = createLogger(config.logLevel, stdout)
@@ -65,7 +74,7 @@ async function main (): Promise<void> {
       ? `port ${config.port} on ${config.host} is already in use`
       : `cannot listen on ${config.host}:${config.port}: ${message}`
     log.fatal({ code, port: config.port, host: config.host }, why)
-    process.exit(1)
+    return await exit(1)
   }
   // Always a TCP address here (host + port), so the port is there; with port 0 it is the one bound.
   const { port } = app.server.address() as AddressInfo
@@ -84,7 +93,7 @@ async function main (): Promise<void> {
   // Exit as soon as the outcome is known: the last response has been written (or the
   // sockets destroyed); nothing else is worth waiting for, a chain probe included.
   log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
-  process.exit(code)
+  await exit(code)
 }
 
 await main()
