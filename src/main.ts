@@ -19,7 +19,7 @@ import { Readiness } from './readiness.js'
 // what operators and tests follow.
 const stdout = pino.destination({ dest: 1, sync: false })
 // Long enough for any reader that is reading; an exit never hangs on one that has stopped.
-const LOG_FLUSH_TIMEOUT_MS = 2000
+const LOG_FLUSH_TIMEOUT_MS = 5000
 
 async function exit (code: number): Promise<never> {
   await closeDestination(stdout, LOG_FLUSH_TIMEOUT_MS)
