@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark side by side on loopback. Servers, the chain simulator
 // and the load generator each run in their own process. Prints a table, writes JSON to
 // bench/results/ and, after a full run, the table into BENCHMARKS.md.
-//   --only=1,2,6   run some benchmarks only (nothing is recorded in BENCHMARKS.md);
+//   --only=1,2,8   run some benchmarks only (nothing is recorded in BENCHMARKS.md);
 //                  7 (undici pool tunings) runs only when asked for
 //   --quick        short runs, to check the harness (nothing is recorded)
 import { execFileSync } from 'node:child_process'
@@ -19,14 +19,16 @@ import { lifecycle } from './suites/lifecycle.js'
 import { memory } from './suites/memory.js'
 import { metrics } from './suites/metrics.js'
 import { overhead } from './suites/overhead.js'
+import { overload } from './suites/overload.js'
 import { pool } from './suites/pool.js'
 import { readiness } from './suites/readiness.js'
 import { verify } from './suites/verify.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
-  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics]
+  ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
+  ['10', overload]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

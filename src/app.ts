@@ -1,17 +1,21 @@
-import Fastify from 'fastify'
+import Fastify, { LogController, type FastifyError } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
+import { ChainBusyError } from './errors.js'
+import { accessLog } from './http/access-log.js'
+import type { LoadShedding } from './http/admission.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { handleUnrouted } from './http/methods.js'
 import { serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
+import { Shedding } from './http/shedding.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
 import { health } from './routes/health.js'
-import { v1, type LoadShedding } from './routes/v1/index.js'
+import { v1 } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -46,6 +50,9 @@ export async function buildApp (options: AppOptions) {
     // 'idle' reaps idle sockets when the listener closes; never `true`, which would destroy
     // requests still in flight. Forced close is the lifecycle's job, at its deadline.
     forceCloseConnections: 'idle',
+    // Fastify's two lines per request ("incoming request", "request completed") give way to
+    // one access line (src/http/access-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // A well-formed id from the router or client follows the request through our logs.
     genReqId: (req) => {
       const id = req.headers['x-request-id']
@@ -59,10 +66,19 @@ export async function buildApp (options: AppOptions) {
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.setErrorHandler(handleError)
+  // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
+  const { metrics } = options
+  const shedding = new Shedding(app.log, metrics === undefined ? undefined : (reason) => metrics.shed(reason))
+  app.decorate('shedding', shedding)
+  app.addHook('onClose', async () => shedding.flush())
+  // A full chain queue is shedding too: no warning and stack per request.
+  app.setErrorHandler((error: FastifyError, request, reply) => error instanceof ChainBusyError
+    ? reply.send(shedding.refuse(reply, 'chainQueue', error.message))
+    : handleError(error, request, reply))
+  app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
   app.setNotFoundHandler(handleUnrouted)
-  if (options.metrics !== undefined) instrumentRequests(app, options.metrics)
+  if (metrics !== undefined) instrumentRequests(app, metrics)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
   // the router's reused connections move to another replica before the listener closes, and
@@ -83,6 +99,7 @@ export async function buildApp (options: AppOptions) {
   await app.register(v1, {
     prefix: '/v1',
     chain,
+    shedding,
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,
     verifyTuning: options.verifyTuning

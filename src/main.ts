@@ -7,13 +7,22 @@ import { formatByteSize } from './byte-size.js'
 import { loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
 import { ConfigError, ListenError } from './errors.js'
-import { createLogger } from './logger.js'
+import { closeDestination, createLogger } from './logger.js'
 import { startService, type Service } from './service.js'
 
-// Synchronous writes keep the log in order up to the last line before process.exit; pino's
-// asynchronous default can let its exit-time flush overtake a write still in progress, and
-// the drain's lines are what operators and tests follow.
-const stdout = pino.destination({ dest: 1, sync: true })
+// Asynchronous writes: a request never waits for its log line to reach stdout (a slow log
+// reader would otherwise stall serving), and lines written while one write is in progress go
+// out together in the next. Every exit goes through exit(), which lets the writes in progress
+// finish first: a flushSync() alone could overtake one, and the drain's lines, `exit` last, are
+// what operators and tests follow.
+const stdout = pino.destination({ dest: 1, sync: false })
+// Long enough for any reader that is reading; an exit never hangs on one that has stopped.
+const LOG_FLUSH_TIMEOUT_MS = 5000
+
+async function exit (code: number): Promise<never> {
+  await closeDestination(stdout, LOG_FLUSH_TIMEOUT_MS)
+  process.exit(code)
+}
 
 async function main (): Promise<void> {
   const startedAt = performance.now()
@@ -34,7 +43,7 @@ async function main (): Promise<void> {
     if (err instanceof ConfigError) bootLog.fatal({ variable: err.variable }, err.message)
     /* c8 ignore next */ // loadConfig only throws ConfigError; anything else is a bug worth a stack
     else bootLog.fatal({ err }, 'configuration could not be read')
-    process.exit(1)
+    return await exit(1)
   }
 
   const log = createLogger(config.logLevel, stdout)
@@ -59,7 +68,7 @@ async function main (): Promise<void> {
     /* c8 ignore next */ // only listening can fail here; anything else is a bug worth a stack
     if (!(err instanceof ListenError)) throw err
     log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
-    process.exit(1)
+    return await exit(1)
   }
   const { drain, port, metricsPort } = service
   log.info({
@@ -77,7 +86,7 @@ async function main (): Promise<void> {
   // Exit as soon as the outcome is known: the last response has been written (or the
   // sockets destroyed); nothing else is worth waiting for, a chain probe included.
   log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
-  process.exit(code)
+  await exit(code)
 }
 
 await main()

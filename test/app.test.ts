@@ -1,5 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from './fixtures/app.js'
+import type { Metrics } from '../src/metrics/registry.js'
+import { sampleValue } from './fixtures/prometheus.js'
 
 // The Go service's route contract: 17 public Tier A routes, the edge-only /v1/versions and
 // the 4 optional CPU-heavy routes (documented always; served when exposed, 403 otherwise).
@@ -42,7 +44,7 @@ t.test('a well-formed X-Request-Id follows the request into the log; anything el
   const { app, logs } = await buildTestApp(t)
   await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'router-7f3a.1' } })
   await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'bad id with spaces' } })
-  const ids = logs.filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  const ids = logs.filter((l) => l.msg === 'request').map((l) => l.reqId)
   t.equal(ids[0], 'router-7f3a.1')
   t.match(ids[1], /^r[0-9a-z]+$/)
 })
@@ -95,4 +97,29 @@ t.test('what the router refuses before any route runs is answered in the envelop
   const longest = await app.inject(`/v1/participants/${'a'.repeat(2048)}`)
   t.equal(longest.statusCode, 400, 'a value within the limit reaches validation')
   t.equal(sim.count(), 0)
+})
+
+t.test('at info, one access line per request and nothing else; a client error adds nothing at info', async (t) => {
+  const { app, logs } = await buildTestApp(t, { env: { EDGE_API_LOG_LEVEL: 'info' } })
+  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'req-1' } })
+  await app.inject('/v1/bls/epoch/abc')
+  await app.inject('/healthz')
+  t.same(logs.map((l) => l.msg), ['request', 'request', 'request'], 'no "incoming request" or "request completed"')
+  t.match(logs[0], { level: 30, reqId: 'req-1', method: 'GET', route: '/v1/status', status: 200, ms: Number })
+  t.match(logs[1], { route: '/v1/bls/epoch/:id', status: 400 })
+  t.match(logs[2], { route: '/healthz', status: 200 })
+})
+
+t.test('a full chain queue is shed like overload: 503 + Retry-After, counted, no warning or access line', async (t) => {
+  const { app, sim, logs, metrics } = await buildTestApp(t, { chain: { concurrency: 1, queueLimit: 0 } })
+  sim.latency(200)
+  const [first, second] = await Promise.all([app.inject('/v1/participants/gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr'), app.inject('/v1/epochs/latest')])
+  t.equal(first?.statusCode, 200)
+  t.equal(second?.statusCode, 503)
+  t.equal(second?.headers['retry-after'], '1')
+  t.same(second?.json(), { message: 'too many chain queries in progress; retry shortly' })
+  t.same(app.shedding.total, { chainQueue: 1 })
+  t.equal(sampleValue(await (metrics as Metrics).scrape(), 'edge_api_shed_total', { reason: 'chainQueue' }), 1, 'and in the metrics')
+  t.notOk(logs.some((l) => (l.level as number) >= 40), 'no warning')
+  t.same(logs.filter((l) => l.msg === 'request').map((l) => l.status), [200], 'the shed request is in the summary, not the access log')
 })

@@ -1,6 +1,8 @@
 import { once } from 'node:events'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { Pool } from 'undici'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { freePorts } from './fixtures/e2e/replica.js'
 import { startMain } from './fixtures/main-process.js'
@@ -44,6 +46,45 @@ t.test('clean drain: SIGTERM → unready during the 5 s window → exit 0, log l
   t.match(line('drained'), { drainMs: Number, shutdownMs: Number })
   t.match(line('exit'), { code: 0, shutdownMs: Number })
   t.equal(main.stderr(), '', 'nothing on stderr')
+})
+
+t.test('log writes are asynchronous: a stalled log reader does not stall serving, and at exit every line arrives, in order, `exit` last', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0' })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  const port = await main.port()
+  main.pauseOutput()
+  // Far more log than the pipe and our reader's buffer hold (2 × 64 KB): a synchronous
+  // destination would block the process on a write, and these requests with it.
+  const requests = 2000
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 8 })
+  const statuses = await Promise.all(Array.from({ length: requests }, async () => {
+    const res = await pool.request({ path: '/v1/status', method: 'GET' })
+    await res.body.dump()
+    return res.statusCode
+  }))
+  await pool.close()
+  t.same(new Set(statuses), new Set([200]), 'every request served while nobody read the log')
+
+  main.child.kill('SIGTERM')
+  // Announce 0: the listener closes at once, then the drain ends and the process waits for
+  // its log writes, which cannot finish while the reader is stalled.
+  for (let refused = false; !refused;) {
+    refused = await new Promise<boolean>((resolve) => {
+      connect(port, '127.0.0.1').once('connect', function (this: { destroy: () => void }) { this.destroy(); resolve(false) }).once('error', () => resolve(true))
+    })
+    if (!refused) await sleep(20)
+  }
+  await sleep(300)
+  t.equal(main.child.exitCode, null, 'still waiting for its log to be written')
+  main.resumeOutput()
+  const { code } = await main.exited
+  t.equal(code, 0)
+  t.equal(main.lines.filter((l) => l.msg === 'request').length, requests, 'one access line per request, none lost')
+  const steps = main.lines.map((l) => l.msg).filter((m) => DRAIN_STEPS.includes(m))
+  t.same(steps, ['starting', 'listening', 'shutdown signal', 'listener closed', 'drained', 'exit'], 'every step, in order')
+  t.equal(main.lines.at(-1)?.msg, 'exit', 'exit is the last line')
 })
 
 t.test('a SIGTERM that arrives while booting is held for the drain, not a kill', async (t) => {

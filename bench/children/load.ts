@@ -2,6 +2,7 @@
 // with a server it measures. Driven over IPC by bench/run.ts.
 import autocannon from 'autocannon'
 import { serveCommands } from '../lib/ipc.js'
+import { openLoop } from '../lib/open-loop.js'
 import { percentile } from '../lib/stats.js'
 
 export interface LoadOptions {
@@ -92,4 +93,4 @@ function base (options: LoadOptions): autocannon.Options {
   }
 }
 
-serveCommands({ pid: process.pid }, { run })
+serveCommands({ pid: process.pid }, { run, open: openLoop })

@@ -52,13 +52,13 @@ export class Child<Ready = unknown> {
   }
 
   /** Forks `bench/children/<name>.ts` under tsx and waits for its ready message. */
-  static async start<R> (name: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Child<R>> {
+  static async start<R> (name: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}, stdout: 'ignore' | number = 'ignore'): Promise<Child<R>> {
     const file = fileURLToPath(new URL(`../children/${name}.ts`, import.meta.url))
     const child = fork(file, args, {
       execArgv: ['--import', 'tsx'],
       env: { ...process.env, ...env },
-      // stdout is not read: a pipe nobody drains would block a child that logs.
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+      // stdout is not read (a pipe nobody drains would block a child that logs): /dev/null or a file.
+      stdio: ['ignore', stdout, 'inherit', 'ipc']
     })
     const [message] = await Promise.race([
       once(child, 'message') as Promise<[{ ready: R }]>,

@@ -1,7 +1,8 @@
 import type { LoadOptions, LoadResult } from '../children/load.js'
 import { Child } from './ipc.js'
+import type { OpenLoopOptions, OpenLoopResult } from './open-loop.js'
 
-export type { LoadOptions, LoadResult }
+export type { LoadOptions, LoadResult, OpenLoopOptions, OpenLoopResult }
 
 /** The autocannon child: one process for the whole run, so its start-up is paid once. */
 export class Load {
@@ -17,6 +18,11 @@ export class Load {
 
   run (options: LoadOptions): Promise<LoadResult> {
     return this.#child.call<LoadResult>('run', options)
+  }
+
+  /** Open loop: a fixed schedule of requests, whatever the server answers (see open-loop.ts). */
+  open (options: OpenLoopOptions): Promise<OpenLoopResult> {
+    return this.#child.call<OpenLoopResult>('open', options)
   }
 
   stop (): Promise<void> {

@@ -38,9 +38,11 @@ export async function startSim (): Promise<SimHandle> {
   }
 }
 
-export async function startBare (): Promise<Server> {
-  const child = await Child.start<{ port: number }>('bare')
-  return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label: 'bare fastify', stop: () => child.stop() }
+/** The bare Fastify baseline; with a log level its default logger writes to `stdout` (a file descriptor). */
+export async function startBare (log?: { level: string, stdout: number, chainUrl: string }): Promise<Server> {
+  const args = log === undefined ? [] : [log.level, log.chainUrl]
+  const child = await Child.start<{ port: number }>('bare', args, {}, log?.stdout)
+  return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label: log === undefined ? 'bare fastify' : `bare fastify (logger at ${log.level})`, stop: () => child.stop() }
 }
 
 /** edge-api from dist/app.js in a bench child, e.g. with coalescing off or a custom pool. */
@@ -62,8 +64,8 @@ export interface MainProcess extends Server {
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null, at: number }>
 }
 
-/** The real thing: `node dist/main.js`, configured through its environment. */
-export async function startMain (chainUrl: string, env: Record<string, string> = {}): Promise<MainProcess> {
+/** The real thing: `node dist/main.js`, configured through its environment; its log goes to `stdout` (a file descriptor) or nowhere. */
+export async function startMain (chainUrl: string, env: Record<string, string> = {}, stdout: 'ignore' | number = 'ignore'): Promise<MainProcess> {
   const port = await freePort()
   const started = performance.now()
   const child = spawn(process.execPath, [MAIN_JS], {
@@ -78,7 +80,7 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
       EDGE_API_METRICS_PORT: String(await freePort()),
       ...env
     },
-    stdio: ['ignore', 'ignore', 'inherit']
+    stdio: ['ignore', stdout, 'inherit']
   })
   const exited = once(child, 'exit').then(([code, signal]) => ({
     code: code as number | null, signal: signal as NodeJS.Signals | null, at: performance.now()

@@ -9,15 +9,16 @@ const INTERNAL = 'Internal Server Error'
  */
 export function handleError (error: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof HttpError) {
-    // A client's mistake is routine: one line without a stack. A chain failure is worth a warning.
-    if (error.statusCode < 500) request.log.info({ statusCode: error.statusCode, reason: error.message }, 'request failed')
+    // A client's mistake is routine: at debug, without a stack (at info the access line says
+    // enough: one line per request). A chain failure is worth a warning.
+    if (error.statusCode < 500) request.log.debug({ statusCode: error.statusCode, reason: error.message }, 'request failed')
     else request.log.warn({ err: error, cause: describeCause(error.cause) }, 'request failed')
     return reply.code(error.statusCode).headers(error.headers).send({ message: error.message })
   }
   const statusCode = (error as FastifyError).statusCode
   if (statusCode !== undefined && statusCode < 500) {
     // Fastify's own client errors: malformed JSON, bad content type, validation.
-    request.log.info({ err: error }, 'bad request')
+    request.log.debug({ err: error }, 'bad request')
     return reply.code(statusCode).send({ message: error.message })
   }
   request.log.error({ err: error }, 'request failed unexpectedly')

@@ -14,8 +14,8 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 /** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched'
 
-/** Why a request was refused with 503 + Retry-After (edge_api_shed_total{reason}). */
-export type ShedReason = 'chain_queue' | (string & {})
+/** Why a request was refused with 503 + Retry-After (edge_api_shed_total{reason}): Shedding's reasons, e.g. `chainQueue`, `eventLoopDelay`. */
+export type ShedReason = string
 
 /** What the gauges read at scrape time; service.ts binds them to the chain client and readiness. */
 export interface MetricsSources {

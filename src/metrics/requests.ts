@@ -1,15 +1,15 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, RawServerDefault } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ChainBusyError } from '../errors.js'
 import { UNMATCHED_ROUTE, type Metrics } from './registry.js'
 
 /** What the request hooks report to (Metrics). */
 export type RequestMetrics = Pick<Metrics, 'requestStarted' | 'requestEnded' | 'requestAnswered' | 'shed'>
 
 /**
- * Request metrics on the public app: in flight, duration by route pattern, and the chain
- * queue's 503s as shed. Hooks on the root instance, so they see every route, 404s and 405s,
- * and /v1's shed requests (under-pressure runs in /v1's scope, after these).
+ * Request metrics on the public app: in flight and duration by route pattern. Hooks on the
+ * root instance, so they see every route, 404s and 405s, and /v1's shed requests
+ * (under-pressure runs in /v1's scope, after these). Shed requests are counted by the app's
+ * Shedding, which reports each refusal to `shed` (app.ts).
  */
 export function instrumentRequests<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (
   app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>,
@@ -29,11 +29,6 @@ export function instrumentRequests<Logger extends FastifyBaseLogger, Provider ex
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     // The route's pattern (/v1/epochs/:epoch), never the URL: its values are unbounded.
     metrics.requestAnswered(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
-    done()
-  })
-  // onError runs only for errors, so counting shed requests costs nothing per answered one.
-  app.addHook('onError', (_request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
-    if (error instanceof ChainBusyError) metrics.shed('chain_queue')
     done()
   })
 }

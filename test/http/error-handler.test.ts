@@ -7,7 +7,7 @@ import { LogLines } from '../fixtures/log-lines.js'
 
 async function appThrowing (t: Test, error: unknown) {
   const { lines: logs, stream } = new LogLines()
-  const app = Fastify({ loggerInstance: createLogger('info', stream) })
+  const app = Fastify({ loggerInstance: createLogger('debug', stream) })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
   app.get('/boom', async () => { throw error })
@@ -16,13 +16,13 @@ async function appThrowing (t: Test, error: unknown) {
   return { app, logs }
 }
 
-t.test('an HttpError answers its status, headers and message; 4xx logged at info, 5xx at warn', async (t) => {
+t.test('an HttpError answers its status, headers and message; 4xx logged at debug, 5xx at warn', async (t) => {
   const { app, logs } = await appThrowing(t, new HttpError(429, 'slow down', { 'retry-after': '3' }))
   const res = await app.inject('/boom')
   t.equal(res.statusCode, 429)
   t.equal(res.headers['retry-after'], '3')
   t.same(res.json(), { message: 'slow down' })
-  t.match(logs.find((l) => l.msg === 'request failed'), { level: 30, statusCode: 429, reason: 'slow down' })
+  t.match(logs.find((l) => l.msg === 'request failed'), { level: 20, statusCode: 429, reason: 'slow down' })
   t.notOk(logs.find((l) => l.msg === 'request failed')?.err, 'no stack for a client error')
 
   const chain = await appThrowing(t, new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))

@@ -1,12 +1,13 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { BOOT_GRACE_MS } from '../../../src/http/admission.js'
 import { buildTestApp } from '../../fixtures/app.js'
 
 t.test('under pressure, /v1 sheds with 503 + Retry-After while /healthz and /readyz still answer', async (t) => {
   // A heap limit of 1 byte trips on the first sample: the overload is certain, not timed.
-  const { app, sim } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
+  const { app, sim, logs } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
   await app.ready()
-  await sleep(50)
+  await sleep(BOOT_GRACE_MS + 50)
   const shed = await app.inject('/v1/status')
   t.equal(shed.statusCode, 503)
   t.equal(shed.headers['retry-after'], '1')
@@ -15,13 +16,15 @@ t.test('under pressure, /v1 sheds with 503 + Retry-After while /healthz and /rea
   t.equal(sim.count('/productscience'), 0, 'a shed request costs the chain nothing')
   t.equal((await app.inject('/healthz')).statusCode, 200)
   t.equal((await app.inject('/readyz')).statusCode, 200)
+  t.same(app.shedding.total, { heapUsedBytes: 2 }, 'counted by reason')
+  t.notOk(logs.some((l) => l.statusCode === 503 || l.status === 503 || (l.level as number) >= 40), 'no line per shed request, no warning')
 })
 
 t.test('readings that cover the boot are not overload: a fresh app does not shed', async (t) => {
-  // The heap limit trips at every sample, but the first two periods after ready are the boot's.
-  const { app } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 1000 } })
+  // The heap limit trips at every sample, but the first second after ready is the boot's.
+  const { app } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
   await app.ready()
-  await sleep(1100)
+  await sleep(50)
   t.equal((await app.inject('/v1/status')).statusCode, 200)
 })
 

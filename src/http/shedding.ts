@@ -1,0 +1,103 @@
+import type { FastifyReply } from 'fastify'
+
+/** The subset of a pino logger shedding writes to. */
+export interface SheddingLog {
+  info (fields: object, msg: string): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Requests turned away with 503 (load shedding, a full chain queue), counted by reason. */
+    shedding: Shedding
+  }
+}
+
+export const SUMMARY_INTERVAL_MS = 1000
+
+const OVERLOADED = 'Service Unavailable'
+
+/**
+ * The cheap way out for a request the process will not serve: 503 with Retry-After, a
+ * pre-serialized body, a counter, and at most one summary line per second. Shedding happens
+ * when the process is short of time, so a shed request must cost far less than a served one:
+ * no per-request log line, no stack, no error handler, no serializer.
+ */
+export class Shedding {
+  /** Requests turned away since start, by reason: under-pressure's type (`eventLoopDelay`, …) or `chainQueue`. */
+  readonly total: Record<string, number> = {}
+  readonly #log: SheddingLog
+  readonly #intervalMs: number
+  readonly #bodies = new Map<string, Buffer>()
+  // Replies refused here; the access log leaves them to the summary line.
+  readonly #refused = new WeakSet<FastifyReply>()
+  #period = new Map<string, number>()
+  #timer: NodeJS.Timeout | undefined
+  #describe: () => object = () => ({})
+  readonly #onShed: ((reason: string) => void) | undefined
+
+  /** `onShed` hears of every refusal, with its reason (the metrics' edge_api_shed_total). */
+  constructor (log: SheddingLog, onShed?: (reason: string) => void, intervalMs = SUMMARY_INTERVAL_MS) {
+    this.#log = log
+    this.#onShed = onShed
+    this.#intervalMs = intervalMs
+  }
+
+  /** Adds the shedding policy's state (delay, drop probability) to each summary line. */
+  describeWith (describe: () => object): void {
+    this.#describe = describe
+  }
+
+  /** The shedding policy's state now (for the summary line and for metrics). */
+  get state (): object {
+    return this.#describe()
+  }
+
+  /**
+   * Counts the request and prepares its 503: status, Retry-After and a JSON content type are
+   * set on `reply`; the returned body is to be sent as it is.
+   */
+  refuse (reply: FastifyReply, reason: string, message = OVERLOADED, retryAfterS = 1): Buffer {
+    this.#count(reason)
+    this.#refused.add(reply)
+    reply.code(503).header('retry-after', String(retryAfterS)).header('content-type', 'application/json; charset=utf-8')
+    let body = this.#bodies.get(message)
+    if (body === undefined) {
+      body = Buffer.from(JSON.stringify({ message }))
+      this.#bodies.set(message, body)
+    }
+    return body
+  }
+
+  /** Whether `reply` is a 503 this object refused. */
+  refused (reply: FastifyReply): boolean {
+    return reply.statusCode === 503 && this.#refused.has(reply)
+  }
+
+  /** Writes the summary of the requests shed since the last one, if any (also at close). */
+  flush (): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#period.size === 0) return
+    let count = 0
+    let reason = ''
+    let most = 0
+    for (const [r, n] of this.#period) {
+      count += n
+      if (n > most) [reason, most] = [r, n]
+    }
+    const byReason = this.#period.size > 1 ? { byReason: Object.fromEntries(this.#period) } : {}
+    this.#period = new Map()
+    this.#log.info({ count, reason, ...byReason, total: { ...this.total }, ...this.state }, 'shedding')
+  }
+
+  #count (reason: string): void {
+    this.#onShed?.(reason)
+    this.total[reason] = (this.total[reason] ?? 0) + 1
+    this.#period.set(reason, (this.#period.get(reason) ?? 0) + 1)
+    if (this.#timer === undefined) {
+      // The first refusal of a quiet period arms the summary; the process never waits for it.
+      this.#timer = setTimeout(() => this.flush(), this.#intervalMs)
+      this.#timer.unref()
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import Fastify, { LogController } from 'fastify'
+import t from 'tap'
+import { accessLog } from '../../src/http/access-log.js'
+import { createLogger } from '../../src/logger.js'
+import { LogLines } from '../fixtures/log-lines.js'
+
+t.test('one line per answered request: method, route pattern, status, duration, request id', async (t) => {
+  const { lines: logs, stream } = new LogLines()
+  const app = Fastify({ loggerInstance: createLogger('info', stream), logController: new LogController({ disableRequestLogging: true }) })
+  app.addHook('onResponse', accessLog({ skip: (reply) => reply.statusCode === 503 }))
+  app.get('/items/:id', async () => ({ ok: true }))
+  app.get('/refused', async (_request, reply) => reply.code(503).send({ message: 'no' }))
+  t.teardown(() => app.close())
+  await app.inject('/items/42')
+  await app.inject({ method: 'GET', url: '/nowhere' })
+  await app.inject('/refused')
+  await new Promise((resolve) => setImmediate(resolve))
+  const lines = logs.filter((l) => l.msg === 'request')
+  t.equal(lines.length, 2, 'the skipped response has no line')
+  t.match(lines[0], { level: 30, reqId: String, method: 'GET', route: '/items/:id', status: 200, ms: Number })
+  t.notOk(JSON.stringify(lines[0]).includes('42'), 'the pattern, not the URL')
+  t.match(lines[1], { method: 'GET', route: null, status: 404 })
+  t.equal(logs.length, 2, 'nothing else')
+})
+
+t.test('below info nothing is written', async (t) => {
+  const { lines: logs, stream } = new LogLines()
+  const app = Fastify({ loggerInstance: createLogger('warn', stream), logController: new LogController({ disableRequestLogging: true }) })
+  app.addHook('onResponse', accessLog())
+  app.get('/', async () => 'ok')
+  t.teardown(() => app.close())
+  await app.inject('/')
+  t.equal(logs.length, 0)
+})
