@@ -55,7 +55,9 @@ t.test('each app numbers its own requests: two apps in one process do not share 
   await first.app.inject('/v1/status')
   await first.app.inject('/v1/status')
   await second.app.inject('/v1/status')
-  const ids = (logs: Array<Record<string, unknown>>) => logs.filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  // The access line is written in onResponse, which may run just after inject resolves.
+  await new Promise((resolve) => setImmediate(resolve))
+  const ids = (logs: Array<Record<string, unknown>>) => logs.filter((l) => l.msg === 'request').map((l) => l.reqId)
   t.same(ids(first.logs), ['r1', 'r2'])
   t.same(ids(second.logs), ['r1'], 'the second app starts at r1 too')
 })
