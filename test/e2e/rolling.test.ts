@@ -49,7 +49,7 @@ const CANDIDATES = [
   '/healthz'
 ]
 
-t.setTimeout(240_000)
+t.setTimeout(600_000)
 
 interface Stack {
   /** Two nodes of the simulated chain; every replica has both in CHAIN_REST_URL. */
@@ -223,7 +223,7 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   const down = await router.waitFor(serverName(holder), 'DOWN', killed)
   const slowResult = await slow
   // HAProxy writes the access-log line as the stream ends, a moment after the client has its answer.
-  await until(() => router.retried.some((line) => line.includes(SLOW_PATH)), 'the replay in the router log', { timeoutMs: 5000, intervalMs: 50 })
+  await until(() => router.retried.some((line) => line.includes(SLOW_PATH)), 'the replay in the router log', { timeoutMs: 20_000, intervalMs: 50 })
   const replayed = router.retried.filter((line) => line.includes(SLOW_PATH))
   // What the router hides: its policy replays an idempotent GET that got no answer
   // (retry-on empty-response, redispatched), so the slow request is lost on the killed
