@@ -1,6 +1,7 @@
 // edge-api built from dist/ (what `npm run build` produced) with options main.js has no
-// setting for: coalescing off, or an injected undici Pool to compare pool tunings.
-// argv: <chain url> [coalesce on|off] [shedding on|off] [pool JSON, e.g. {"connections":8,"pipelining":4}]
+// setting for: coalescing off, load shedding off or refusing everything, or an injected undici
+// Pool to compare pool tunings. Logs at warn, or at $BENCH_LOG_LEVEL.
+// argv: <chain url> [coalesce on|off] [shedding on|off|all] [pool JSON, e.g. {"connections":8,"pipelining":4}]
 import { Pool } from 'undici'
 import { serveCommands } from '../lib/ipc.js'
 
@@ -15,7 +16,7 @@ const { ChainClient } = await import(new URL('chain/client.js', dist).href) as C
 const { loadConfig } = await import(new URL('config.js', dist).href) as ConfigModule
 
 const [chainUrl = '', coalesce = 'on', shedding = 'on', poolJson] = process.argv.slice(2)
-const config = loadConfig({ CHAIN_REST_URL: chainUrl, EDGE_API_LOG_LEVEL: 'warn', EDGE_API_DRAIN_ANNOUNCE: '0' })
+const config = loadConfig({ CHAIN_REST_URL: chainUrl, EDGE_API_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', EDGE_API_DRAIN_ANNOUNCE: '0' })
 const poolOptions = poolJson === undefined ? undefined : JSON.parse(poolJson) as Pool.Options
 const chain = new ChainClient({
   baseUrl: config.chainRestUrl,
@@ -24,13 +25,13 @@ const chain = new ChainClient({
   coalesce: coalesce !== 'off',
   ...(poolOptions === undefined ? {} : { dispatcher: new Pool(new URL(config.chainRestUrl).origin, poolOptions) })
 })
-// under-pressure treats 0 as "no limit": with shedding off, a saturated run measures the
-// work itself instead of how many cheap 503s the server can write.
-const app = await buildApp({
-  config,
-  chain,
-  ...(shedding === 'off' ? { loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } } : {})
-})
+// 0 means "no limit": with shedding off, a saturated run measures the work itself instead of
+// how many cheap 503s the server can write. "all": a 1-byte heap limit refuses every /v1
+// request once the boot grace is over, to measure what a refusal costs.
+const loadShedding = shedding === 'off'
+  ? { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 }
+  : shedding === 'all' ? { maxHeapUsedBytes: 1 } : undefined
+const app = await buildApp({ config, chain, ...(loadShedding === undefined ? {} : { loadShedding }) })
 await app.listen({ port: 0, host: '127.0.0.1' })
 const address = app.server.address()
 serveCommands({ port: typeof address === 'object' && address !== null ? address.port : 0, pid: process.pid }, {})
