@@ -1,6 +1,7 @@
 // edge-api built from dist/ (what `npm run build` produced) with options main.js has no
-// setting for: coalescing off, or undici Pool options to compare pool tunings.
-// argv: <chain url> [coalesce on|off] [shedding on|off] [pool JSON, e.g. {"connections":8,"pipelining":4}]
+// setting for: coalescing off, load shedding off or refusing everything, or undici Pool
+// options to compare pool tunings. Logs at warn, or at $BENCH_LOG_LEVEL.
+// argv: <chain url> [coalesce on|off] [shedding on|off|all] [pool JSON, e.g. {"connections":8,"pipelining":4}]
 // env: BENCH_METRICS=off serves and records no metrics (default: on, on any free port).
 import type { Pool } from 'undici'
 import { serveCommands } from '../lib/ipc.js'
@@ -18,13 +19,19 @@ const { startService } = await import(new URL('service.js', dist).href) as Servi
 const [chainUrl = '', coalesce = 'on', shedding = 'on', poolJson] = process.argv.slice(2)
 const config = loadConfig({
   CHAIN_REST_URL: chainUrl,
-  EDGE_API_LOG_LEVEL: 'warn',
+  EDGE_API_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
   EDGE_API_DRAIN_ANNOUNCE: '0',
   EDGE_API_HOST: '127.0.0.1',
   EDGE_API_PORT: '0',
   EDGE_API_METRICS_PORT: 'off'
 })
 const poolOptions = poolJson === undefined ? undefined : JSON.parse(poolJson) as Pool.Options
+// 0 means "no limit": with shedding off, a saturated run measures the work itself instead of
+// how many cheap 503s the server can write. "all": a 1-byte heap limit refuses every /v1
+// request once the boot grace is over, to measure what a refusal costs.
+const loadShedding = shedding === 'off'
+  ? { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 }
+  : shedding === 'all' ? { maxHeapUsedBytes: 1 } : undefined
 // The same wiring as main.js (service.ts); only the chain client and shedding options differ.
 const { port } = await startService({
   config,
@@ -33,9 +40,7 @@ const { port } = await startService({
     coalesce: coalesce !== 'off',
     ...(poolOptions === undefined ? {} : { pool: poolOptions })
   },
-  // under-pressure treats 0 as "no limit": with shedding off, a saturated run measures the
-  // work itself instead of how many cheap 503s the server can write.
-  ...(shedding === 'off' ? { loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } } : {}),
+  ...(loadShedding === undefined ? {} : { loadShedding }),
   // On as deployed (any free port: several children run at once); off for the comparison.
   ...(process.env.BENCH_METRICS === 'off' ? {} : { metricsPort: 0 })
 })

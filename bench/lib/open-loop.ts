@@ -123,9 +123,9 @@ async function open (url: URL): Promise<Connection> {
   // A connection that fails or that the server closes is dropped; its request, if any, stays unanswered.
   socket.on('error', () => {})
   socket.on('close', () => {
-    const list = idle.get(url.origin)
-    const i = list?.indexOf(connection) ?? -1
-    if (i !== -1) list?.splice(i, 1)
+    const list = idle.get(url.origin) ?? []
+    const i = list.indexOf(connection)
+    if (i !== -1) list.splice(i, 1)
   })
   return connection
 }
@@ -151,9 +151,11 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
   const finished = new Promise<void>((resolve) => { allAnswered = resolve })
 
   // Connections are opened before the run, so it never measures connection set-up.
-  const free: Connection[] = idle.get(url.origin) ?? []
-  idle.set(url.origin, free)
-  while (free.length < (options.connections ?? 1000)) free.push(await open(url))
+  const kept = idle.get(url.origin) ?? []
+  idle.set(url.origin, kept)
+  const count = options.connections ?? 1000
+  const free = kept.splice(0, count)
+  while (free.length < count) free.push(await open(url))
   const all = [...free]
   // Requests due while every connection is busy: [index, due].
   const waiting: Array<[number, number]> = []
@@ -224,6 +226,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
   for (const c of all) {
     c.onAnswer = () => {}
     if (c.busy) c.socket.destroy()
+    else if (!c.socket.destroyed) kept.push(c)
   }
   const scheduled = closed ? sent : total
   const okSorted = okLatency.subarray(0, ok).sort()

@@ -18,7 +18,7 @@
 // - It never trades much goodput for refusals. Refusing is not free: a 503 still costs the
 //   HTTP parsing, Fastify's request set-up and a response (measured: about as much CPU as
 //   serving /v1/status). The policy learns what a served request costs (busy time per request
-//   while nothing is shed) and, while shedding, backs off whenever the requests it serves take
+//   while saturated and shedding nothing) and, while shedding, backs off whenever the requests it serves take
 //   less than `servingFloor` of the busy time: for requests that cost little more to serve
 //   than to refuse, shedding cannot shorten the queue, and serving at capacity is the best
 //   there is. The floor (0.85) is the goodput a replica keeps under any overload.
@@ -113,7 +113,7 @@ export class DelayAdmission {
   #allowance: number
   #lastAt: number | undefined
   #delayMs = 0
-  // Busy ms per admitted request, measured while nothing is shed.
+  // Busy ms per admitted request, measured while saturated and shedding nothing.
   readonly #cost = new Ratio()
   // While shedding: estimated ms spent serving (admitted × cost) per busy ms.
   readonly #serving = new Ratio()
@@ -159,7 +159,8 @@ export class DelayAdmission {
     const busyMs = reading.utilization * elapsed
     const busy = reading.utilization >= this.#busy
     if (this.#p === 0) {
-      if (reading.admitted >= MIN_REQUESTS) this.#cost.add(busyMs, reading.admitted)
+      // Measured saturated, as under overload: a lightly loaded process spends more per request.
+      if (busy && reading.admitted >= MIN_REQUESTS) this.#cost.add(busyMs, reading.admitted)
       this.#serving.reset()
     } else if (busy && this.#cost.weight > 0) {
       this.#serving.add(reading.admitted * this.#cost.value, busyMs)
