@@ -6,7 +6,7 @@ import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { handleError, handleFrameworkError, handleNotFound, MAX_PARAM_LENGTH } from './error-handler.js'
 import { ChainBusyError } from './errors.js'
-import { accessLog } from './http/access-log.js'
+import { accessLog, logArrival } from './http/access-log.js'
 import type { LoadShedding } from './http/admission.js'
 import { Shedding } from './http/shedding.js'
 import { createLogger } from './logger.js'
@@ -48,8 +48,9 @@ let requestCounter = 0
 export async function buildApp (options: AppOptions) {
   const { config, chain } = options
   const readiness = options.readiness ?? new Readiness(chain)
+  const logger = options.logger ?? createLogger(config.logLevel, options.logStream)
   const app = Fastify({
-    loggerInstance: options.logger ?? createLogger(config.logLevel, options.logStream),
+    loggerInstance: logger,
     ...SERVER_TIMEOUTS,
     // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
     // without running a handler, so a balancer may safely retry them elsewhere.
@@ -82,6 +83,8 @@ export async function buildApp (options: AppOptions) {
     ? reply.send(shedding.refuse(reply, 'chainQueue', error.message))
     : handleError(error, request, reply))
   app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
+  // Only at debug: at info the hook would cost every request for nothing.
+  if (logger.isLevelEnabled('debug')) app.addHook('onRequest', logArrival)
   app.setNotFoundHandler(handleNotFound)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
