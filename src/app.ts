@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
-import { accessLog } from './http/access-log.js'
+import { accessLog, logArrival } from './http/access-log.js'
 import type { LoadShedding } from './http/admission.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { handleUnrouted } from './http/methods.js'
@@ -38,11 +38,11 @@ export interface AppOptions {
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
-  const { config, chain, readiness } = options
+  const { config, chain, readiness, logger } = options
   // Per app, so two apps in one process (tests, the bench) never share a sequence.
   let requestCounter = 0
   const app = Fastify({
-    loggerInstance: options.logger,
+    loggerInstance: logger,
     ...serverTimeoutOptions(options.serverTimeouts),
     // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
     // without running a handler, so a balancer may safely retry them elsewhere.
@@ -76,6 +76,8 @@ export async function buildApp (options: AppOptions) {
     ? reply.send(shedding.refuse(reply, 'chainQueue', error.message))
     : handleError(error, request, reply))
   app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
+  // Only at debug: at info the hook would cost every request for nothing.
+  if (logger.isLevelEnabled('debug')) app.addHook('onRequest', logArrival)
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
   app.setNotFoundHandler(handleUnrouted)
   if (metrics !== undefined) instrumentRequests(app, metrics)

@@ -125,3 +125,9 @@ t.test('a full chain queue is shed like overload: 503 + Retry-After, counted, no
   t.notOk(logs.some((l) => (l.level as number) >= 40), 'no warning')
   t.same(logs.filter((l) => l.msg === 'request').map((l) => l.status), [200], 'the shed request is in the summary, not the access log')
 })
+
+t.test('at debug, each request is also logged as it arrives', async (t) => {
+  const { app, logs } = await buildTestApp(t)
+  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'req-2' } })
+  t.same(logs.filter((l) => l.reqId === 'req-2').map((l) => l.msg), ['incoming request', 'request'])
+})

@@ -28,3 +28,12 @@ export function accessLog (options: AccessLogOptions = {}) {
     done()
   }
 }
+
+/**
+ * At debug, also a line as each request arrives, before any work is done: what was in
+ * progress when something goes wrong, or which replica holds a given request id.
+ */
+export function logArrival (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  request.log.debug({ method: request.method, url: request.url }, 'incoming request')
+  done()
+}

@@ -1,6 +1,6 @@
 import Fastify, { LogController } from 'fastify'
 import t from 'tap'
-import { accessLog } from '../../src/http/access-log.js'
+import { accessLog, logArrival } from '../../src/http/access-log.js'
 import { createLogger } from '../../src/logger.js'
 import { LogLines } from '../fixtures/log-lines.js'
 
@@ -31,4 +31,16 @@ t.test('below info nothing is written', async (t) => {
   t.teardown(() => app.close())
   await app.inject('/')
   t.equal(logs.length, 0)
+})
+
+t.test('at debug, a line as each request arrives, before its answer', async (t) => {
+  const { lines: logs, stream } = new LogLines()
+  const app = Fastify({ loggerInstance: createLogger('debug', stream), logController: new LogController({ disableRequestLogging: true }) })
+  app.addHook('onRequest', logArrival)
+  app.addHook('onResponse', accessLog())
+  app.get('/items/:id', async () => ({ ok: true }))
+  t.teardown(() => app.close())
+  await app.inject('/items/42?x=1')
+  t.same(logs.map((l) => l.msg), ['incoming request', 'request'])
+  t.match(logs[0], { level: 20, reqId: logs[1]?.reqId, method: 'GET', url: '/items/42?x=1' })
 })
