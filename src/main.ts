@@ -86,7 +86,7 @@ async function main (): Promise<void> {
   // Exit as soon as the outcome is known: the last response has been written (or the
   // sockets destroyed); nothing else is worth waiting for, a chain probe included.
   log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
-  await exit(code)
+  return await exit(code)
 }
 
 await main()
