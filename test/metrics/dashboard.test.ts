@@ -10,6 +10,7 @@ import { freePorts } from '../fixtures/e2e/replica.js'
 import { startMain } from '../fixtures/main-process.js'
 import { dashboardPanels, dashboardQueries, metricNamesIn, readmeQueries, type OperatorQuery } from '../fixtures/operator-queries.js'
 import { PrometheusServer } from '../fixtures/prometheus-server.js'
+import { Metrics } from '../../src/metrics/registry.js'
 import { until } from '../fixtures/wait.js'
 
 const BLS_EPOCH_DATA = '/productscience/inference/bls/epoch_data/'
@@ -17,7 +18,38 @@ const BLS_EPOCH_DATA = '/productscience/inference/bls/epoch_data/'
 // counter has several samples in the window.
 const RATE_WINDOW = '1m'
 
+// Metrics the service exports that have no panel yet (a later round's series, merged before
+// its panel): listed here by name, on purpose, so the gap stays visible.
+const NOT_YET_ON_THE_DASHBOARD: string[] = []
+
 t.setTimeout(120_000)
+
+t.test('the dashboard: a panel for every metric the service exports, rows of panels that do not overlap', async (t) => {
+  const exported = (await new Metrics().registry.getMetricsAsJSON()).map((m) => m.name)
+    .filter((name) => !/^(process|nodejs)_/.test(name) && !NOT_YET_ON_THE_DASHBOARD.includes(name))
+  const read = new Set(dashboardQueries(RATE_WINDOW).flatMap((q) => metricNamesIn(q.expr)).map((name) => name.replace(/_(bucket|count|sum)$/, '')))
+  t.same(exported.filter((name) => !read.has(name)), [], `every one of the ${exported.length} edge-api metrics is on a panel`)
+
+  const panels = dashboardPanels()
+  t.equal(new Set(panels.map((p) => p.id)).size, panels.length, 'panel ids are unique')
+  // Each grid cell (24 columns, rows of units) belongs to one panel at most.
+  const owner = new Map<string, string>()
+  const problems = new Set<string>()
+  for (const p of panels) {
+    const { x, y, w, h } = p.gridPos
+    if (x < 0 || w <= 0 || x + w > 24) problems.add(`"${p.title}" does not fit the 24 columns`)
+    for (let i = x; i < x + w; i++) {
+      for (let j = y; j < y + h; j++) {
+        const other = owner.get(`${i},${j}`)
+        if (other !== undefined) problems.add(`"${p.title}" overlaps "${other}"`)
+        owner.set(`${i},${j}`, p.title)
+      }
+    }
+  }
+  t.same([...problems], [], 'the panels tile the grid without overlapping')
+  const rows = panels.filter((p) => p.type === 'row').map((p) => p.title)
+  t.match(rows, [/^Traffic/, /^Latency/, /^Load and drain/, /^Chain nodes/, /^Process/, /^Reserved: cache, served height, node lag, hedges/])
+})
 
 t.test('every dashboard and README query returns series from a real Prometheus scraping a real edge-api', async (t) => {
   if (!requireTool(t, 'prometheus', 'the dashboard and README queries against a real Prometheus')) return
