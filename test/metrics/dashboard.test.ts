@@ -67,7 +67,7 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     EDGE_API_METRICS_PORT: String(metricsPort),
     // One chain read at a time, 16 waiting: a burst of distinct reads is shed (chainQueue).
     EDGE_API_CHAIN_CONCURRENCY: '1',
-    EDGE_API_DRAIN_ANNOUNCE: '5s',
+    EDGE_API_DRAIN_ANNOUNCE: '8s',
     EDGE_API_SHUTDOWN_BUDGET: '10s'
   }, { dist: true })
   t.teardown(() => { if (main.child.exitCode === null) main.child.kill('SIGKILL') })
@@ -97,9 +97,10 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     }
   })()
 
-  // Two bursts of distinct slow chain reads, a few scrapes apart: each sheds some (503).
+  // Two bursts of distinct slow chain reads, a few scrapes apart: beyond the one in flight and
+  // the 16 waiting, each is shed (503, chainQueue); 200 ms each keeps the queue full while the burst arrives.
   const shedBurst = async (): Promise<void> => {
-    node1.latency(100, BLS_EPOCH_DATA)
+    node1.latency(200, BLS_EPOCH_DATA)
     await Promise.all(Array.from({ length: 30 }, (_, i) => get(`/v1/bls/epoch/${i + 1}`)))
     node1.clearFaults()
   }
@@ -111,12 +112,13 @@ t.test('every dashboard and README query returns series from a real Prometheus s
   t.ok((statuses.get(503) ?? 0) >= 2, `requests were shed (${statuses.get(503)} × 503)`)
   const beforeDrain = Date.now() / 1000
 
-  // The drain: SIGTERM, then 5 s of announcement while it still serves; its scrape is the moment of truth.
+  // The drain: SIGTERM, then 8 s of announcement (room for a late scrape on a loaded machine)
+  // while it still serves; the first scrape that sees it is the moment every query is asked about.
   main.child.kill('SIGTERM')
   await until(async () => {
     const answer = await prometheus.query('edge_api_draining == 1')
     return answer.ok && answer.samples.length === 1
-  }, 'Prometheus to scrape edge_api_draining = 1', { timeoutMs: 4000, intervalMs: 100 })
+  }, 'Prometheus to scrape edge_api_draining = 1', { timeoutMs: 7000, intervalMs: 100 })
   const duringDrain = Date.now() / 1000
   stopTraffic.abort()
   await steady
