@@ -60,7 +60,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
-  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'prometheus'])
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'prometheus'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
@@ -94,11 +94,13 @@ t.test('the optional Prometheus scrapes every replica\'s metrics port through Do
   t.same(prometheus.profiles, ['metrics'], 'started only with --profile metrics')
   t.match(prometheus.image, /^prom\/prometheus:v3\./)
   t.same(prometheus.ports, ['127.0.0.1:9090:9090/tcp'], 'its UI on the host\'s loopback')
-  t.same(prometheus.volumes, [`${COMPOSE_DIR}prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro`])
+  t.same(prometheus.volumes, ['prometheus.yml', 'alerts.yml'].map((f) => `${COMPOSE_DIR}prometheus/${f}:/etc/prometheus/${f}:ro`),
+    'the configuration and, next to it, the alert rules it loads')
   t.ok(existsSync(`${COMPOSE_DIR}prometheus/prometheus.yml`), 'the mounted configuration exists')
 
   interface Job { job_name: string, metrics_path: string, dns_sd_configs: Array<{ names: string[], type: string, port: number }> }
-  const config = parse(readFileSync(`${COMPOSE_DIR}prometheus/prometheus.yml`, 'utf8')) as { global: Record<string, string>, scrape_configs: Job[] }
+  const config = parse(readFileSync(`${COMPOSE_DIR}prometheus/prometheus.yml`, 'utf8')) as { global: Record<string, string>, rule_files: string[], scrape_configs: Job[] }
+  t.same(config.rule_files, ['alerts.yml'], 'the alert rules, resolved next to the configuration (where compose mounts them)')
   const [job, ...others] = config.scrape_configs
   t.same(others, [], 'one job')
   t.match(job, { job_name: 'edge-api', metrics_path: '/metrics', dns_sd_configs: [{ names: ['edge-api-pool'], type: 'A' }] }, 'every replica behind the pool alias')
@@ -113,6 +115,37 @@ t.test('the optional Prometheus scrapes every replica\'s metrics port through Do
   const router = services['edge-api-router'] as Service
   t.same(router.ports, ['127.0.0.1:18080:18080/tcp'], 'the router publishes its own port only')
   t.not(router.environment?.EDGE_API_PORT, String(job?.dns_sd_configs[0]?.port), 'and forwards to EDGE_API_PORT, not the metrics port')
+})
+
+t.test('the optional Grafana: the metrics profile, Prometheus as its data source, the dashboard provisioned', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], volumes?: string[], image?: string, depends_on?: Record<string, unknown> }
+  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout) as { services: Record<string, Service> }).services
+  const grafana = services.grafana as Service
+  t.same(grafana.profiles, ['metrics'], 'started with Prometheus, by --profile metrics')
+  t.match(grafana.image, /^grafana\/grafana:\d+\./)
+  t.same(Object.keys(grafana.depends_on ?? {}), ['prometheus'])
+  t.same(grafana.ports, ['127.0.0.1:3000:3000/tcp'], 'its UI on the host\'s loopback')
+  t.same(grafana.volumes, [
+    `${COMPOSE_DIR}grafana/provisioning:/etc/grafana/provisioning:ro`,
+    `${COMPOSE_DIR}grafana/dashboards:/etc/grafana/dashboards:ro`
+  ])
+
+  const datasources = (parse(readFileSync(`${COMPOSE_DIR}grafana/provisioning/datasources/prometheus.yml`, 'utf8')) as { datasources: Array<{ uid: string, type: string, url: string, jsonData: { timeInterval: string } }> }).datasources
+  t.equal(datasources.length, 1, 'one data source')
+  const [prometheus] = datasources
+  t.match(prometheus, { type: 'prometheus', url: 'http://prometheus:9090' }, 'the compose Prometheus, by its service name')
+  t.ok(services.prometheus !== undefined, 'which is a service of the stack')
+  const scrape = (parse(readFileSync(`${COMPOSE_DIR}prometheus/prometheus.yml`, 'utf8')) as { global: { scrape_interval: string } }).global.scrape_interval
+  t.equal(prometheus?.jsonData.timeInterval, scrape, 'Grafana knows the scrape interval ($__rate_interval)')
+
+  const providers = (parse(readFileSync(`${COMPOSE_DIR}grafana/provisioning/dashboards/edge-api.yml`, 'utf8')) as { providers: Array<{ type: string, options: { path: string } }> }).providers
+  t.same(providers.map((p) => [p.type, p.options.path]), [['file', '/etc/grafana/dashboards']], 'the provider reads the mounted dashboards')
+  const home = grafana.environment?.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH as string
+  t.match(home, /^\/etc\/grafana\/dashboards\//, 'the home dashboard is a mounted one')
+  const dashboard = JSON.parse(readFileSync(`${COMPOSE_DIR}grafana/dashboards/${basename(home)}`, 'utf8')) as { panels: Array<{ datasource?: { uid: string }, targets?: Array<{ datasource: { uid: string } }> }> }
+  const uids = new Set(dashboard.panels.flatMap((p) => [p.datasource, ...(p.targets ?? []).map((q) => q.datasource)]).filter((d) => d !== undefined).map((d) => d.uid))
+  t.same([...uids], [prometheus?.uid], 'every panel and query names the provisioned data source')
 })
 
 t.test('the single replica: no router, so no drain announcement', async (t) => {
