@@ -192,13 +192,35 @@ export class DelayAdmission {
   }
 }
 
+/** The event loop as one sample saw it. */
+export interface LoopReading {
+  /** Mean event-loop delay, ms. */
+  readonly delayMs: number
+  /** Share of the sample's time the event loop was busy, 0–1. */
+  readonly utilization: number
+}
+
+/**
+ * Where the policy's readings and time come from: under-pressure's figures on a timer in
+ * production (`underPressureSampler`); tests script them, so that what the policy decides
+ * does not depend on how fast the machine running the test is.
+ */
+export interface LoopSampler {
+  /** Monotonic ms, on the clock the readings are taken on. */
+  now (): number
+  /** Hands `take` one reading per sample until the returned function is called. */
+  start (take: (loop: LoopReading) => void): () => void
+}
+
 /**
  * Thresholds of /v1's load shedding. `maxEventLoopDelay` is the policy's target delay (0: no
  * delay-based shedding); the hard limits, off unless set, shed everything while exceeded:
  * utilisation (it is not harm: off in production) and the heap (tests use it to make
- * overload certain).
+ * overload certain). `sampler` replaces under-pressure's readings (tests).
  */
-export type LoadShedding = Pick<FastifyUnderPressureOptions, 'maxEventLoopDelay' | 'maxEventLoopUtilization' | 'maxHeapUsedBytes' | 'sampleInterval'>
+export type LoadShedding = Pick<FastifyUnderPressureOptions, 'maxEventLoopDelay' | 'maxEventLoopUtilization' | 'maxHeapUsedBytes' | 'sampleInterval'> & {
+  readonly sampler?: LoopSampler
+}
 
 export const LOAD_SHEDDING_DEFAULTS = {
   // Well above what a saturated process that keeps up shows (a few ms with 32 closed-loop
@@ -224,6 +246,7 @@ export const BOOT_GRACE_MS = 1000
  */
 export async function admissionControl (app: FastifyInstance, shedding: Shedding, loadShedding: LoadShedding = {}): Promise<DelayAdmission> {
   const { maxEventLoopDelay: target, sampleInterval } = { ...LOAD_SHEDDING_DEFAULTS, ...loadShedding }
+  const sampler = loadShedding.sampler ?? underPressureSampler(app, sampleInterval)
   const policy = new DelayAdmission({ targetDelayMs: target })
   shedding.describeWith(() => ({
     eventLoopDelayMs: Math.round(policy.delayMs * 10) / 10,
@@ -232,10 +255,10 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
   }))
   let countsFrom = Infinity
   app.addHook('onReady', async () => {
-    countsFrom = performance.now() + BOOT_GRACE_MS
+    countsFrom = sampler.now() + BOOT_GRACE_MS
   })
   const pressureHandler = (_request: FastifyRequest, reply: FastifyReply, type: string): Buffer | undefined => {
-    if (performance.now() < countsFrom) return undefined
+    if (sampler.now() < countsFrom) return undefined
     // Returned, not thrown: under-pressure sends a returned value as it is ("any other return
     // value than a promise or nullish will be sent to the client with reply.send", its README),
     // so the error handler never sees a shed request. Its type only declares void.
@@ -260,21 +283,35 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
     done()
   })
   if (target > 0) {
-    // Infinity from under-pressure means no delay tick (10 ms resolution) at all since its last
-    // sample: the loop was blocked for about all of it. Readings are capped there, and at 4×
-    // the target, beyond which every reading makes the same step anyway.
+    // Readings are capped at 4× the target, beyond which every reading makes the same step anyway.
     const cap = Math.max(sampleInterval, 4 * target)
-    // under-pressure has no callback per sample: read its figures on the same period.
-    const timer = setInterval(() => {
-      const now = performance.now()
+    const stop = sampler.start((loop) => {
+      const now = sampler.now()
       const count = admitted
       admitted = 0
       if (now < countsFrom) return
-      const { eventLoopDelay, eventLoopUtilized } = app.memoryUsage()
-      policy.observe({ delayMs: Math.min(eventLoopDelay, cap), utilization: eventLoopUtilized, admitted: count }, now)
-    }, sampleInterval)
-    timer.unref()
-    app.addHook('onClose', async () => clearInterval(timer))
+      policy.observe({ delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }, now)
+    })
+    app.addHook('onClose', async () => stop())
   }
   return policy
+}
+
+/**
+ * under-pressure's figures, read on its own period (it has no callback per sample). Infinity
+ * from it means no delay tick (10 ms resolution) at all since its last sample: the loop was
+ * blocked for about all of it (the policy caps the reading).
+ */
+export function underPressureSampler (app: FastifyInstance, sampleInterval: number): LoopSampler {
+  return {
+    now: () => performance.now(),
+    start: (take) => {
+      const timer = setInterval(() => {
+        const { eventLoopDelay, eventLoopUtilized } = app.memoryUsage()
+        take({ delayMs: eventLoopDelay, utilization: eventLoopUtilized })
+      }, sampleInterval)
+      timer.unref()
+      return () => clearInterval(timer)
+    }
+  }
 }

@@ -3,9 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { admissionControl, BOOT_GRACE_MS, DelayAdmission, POLICY_DEFAULTS, type Reading } from '../../src/http/admission.js'
 import { Shedding } from '../../src/http/shedding.js'
+import { ScriptedLoop } from '../fixtures/scripted-loop.js'
+import { until } from '../fixtures/wait.js'
 
 const TARGET = 20
 const SAMPLE = 100
+const CALM = { delayMs: 0, utilization: 0.2 }
 
 /** A policy on a clock the test moves: one reading every SAMPLE ms. */
 function policyOnClock (options: { random?: () => number } = {}) {
@@ -130,11 +133,14 @@ async function appWithAdmission (t: Test, loadShedding: Parameters<typeof admiss
 
 t.test('under-pressure sheds in its scope with a cheap 503; the boot is not overload', async (t) => {
   // A heap limit of 1 byte trips at every sample: the overload is certain, not timed.
-  const { app, shedding, lines } = await appWithAdmission(t, { maxHeapUsedBytes: 1, sampleInterval: 10 })
+  const loop = new ScriptedLoop()
+  const { app, shedding, lines } = await appWithAdmission(t, { maxHeapUsedBytes: 1, sampleInterval: 10, sampler: loop })
   await app.ready()
+  // under-pressure's own samples (real, every 10 ms) have seen the heap.
   await sleep(50)
+  loop.feed(CALM, BOOT_GRACE_MS / loop.intervalMs - 1)
   t.equal((await app.inject('/work')).statusCode, 200, 'within the boot grace')
-  await sleep(BOOT_GRACE_MS)
+  loop.feed(CALM)
   const res = await app.inject('/work')
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '1')
@@ -142,7 +148,7 @@ t.test('under-pressure sheds in its scope with a cheap 503; the boot is not over
   t.same(res.json(), { message: 'Service Unavailable' })
   t.equal((await app.inject('/outside')).statusCode, 200, 'outside the scope nothing is shed')
   t.same(shedding.total, { heapUsedBytes: 1 })
-  await sleep(100)
+  await until(() => lines.length > 0, 'the summary line')
   t.match(lines, [{ msg: 'shedding', count: 1, reason: 'heapUsedBytes' }])
 })
 
@@ -167,26 +173,24 @@ t.test('with no delay target the sampler does not run', async (t) => {
   t.equal((await app.inject('/work')).statusCode, 200)
 })
 
-t.test('a live app under sustained overload sheds a share of its requests, and recovers', async (t) => {
-  const { app, shedding, lines } = await appWithAdmission(t, { maxEventLoopDelay: 20, sampleInterval: 20 })
+t.test('a live app under sustained overload sheds a share of its requests, says so once per period, and recovers', async (t) => {
+  const loop = new ScriptedLoop()
+  const { app, shedding, lines } = await appWithAdmission(t, { maxEventLoopDelay: TARGET, sampler: loop })
   await app.ready()
-  await sleep(BOOT_GRACE_MS + 50)
-  // Overload made certain: the loop is kept busy (60 ms at a time, longer than the target)
-  // for well past the burst allowance, with a request now and then.
-  const statuses: number[] = []
-  const until = performance.now() + POLICY_DEFAULTS.burstAllowanceMs + 1500
-  while (performance.now() < until) {
-    const blocked = performance.now() + 60
-    while (performance.now() < blocked) { /* busy */ }
-    statuses.push((await app.inject('/work')).statusCode)
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-  t.equal(statuses[0], 200, 'the first moments are a burst')
-  t.ok(statuses.includes(503), `some requests shed: ${statuses.join(' ')}`)
-  t.ok((shedding.total.eventLoopDelay ?? 0) > 0)
-  // Load gone: the delay drops under the target and shedding fades out within a second.
-  await sleep(1000)
+  // Readings within the boot's grace are ignored, however bad.
+  loop.feed({ delayMs: 4 * TARGET, utilization: 1 }, BOOT_GRACE_MS / loop.intervalMs)
+  t.equal((await app.inject('/work')).statusCode, 200, 'the boot is not overload')
+  // Past the grace, behind for longer than the burst allowance.
+  loop.feed({ delayMs: 4 * TARGET, utilization: 1 }, POLICY_DEFAULTS.burstAllowanceMs / loop.intervalMs + 3)
+  const statuses = await Promise.all(Array.from({ length: 100 }, async () => (await app.inject('/work')).statusCode))
+  const refused = statuses.filter((s) => s === 503).length
+  t.ok(refused > 0 && refused < 100, `${refused} of 100 shed`)
+  t.equal(shedding.total.eventLoopDelay, refused)
+  const summarised = (): number => lines.reduce((sum, l) => sum + (l.count as number), 0)
+  await until(() => summarised() === refused, 'the summary lines to count every refusal')
+  t.match(lines[0], { msg: 'shedding', reason: 'eventLoopDelay', eventLoopDelayMs: 4 * TARGET, dropProbability: Number }, 'one line per period, not per request')
+  // The delay is back under the target: shedding fades out.
+  loop.feed(CALM, 10)
   const after = await Promise.all(Array.from({ length: 20 }, async () => (await app.inject('/work')).statusCode))
   t.same(new Set(after), new Set([200]))
-  t.match(lines.find((l) => l.reason === 'eventLoopDelay'), { msg: 'shedding', count: Number, eventLoopDelayMs: Number, dropProbability: Number })
 })
