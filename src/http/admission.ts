@@ -29,7 +29,7 @@
 // probability instead of raising it, because shedding would not cure it.
 import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Shedding } from './shedding.js'
+import type { ShedReason, Shedding } from './shedding.js'
 
 /** One sample: what under-pressure measured, and how many requests were let through. */
 export interface Reading {
@@ -257,7 +257,8 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
   app.addHook('onReady', async () => {
     countsFrom = sampler.now() + BOOT_GRACE_MS
   })
-  const pressureHandler = (_request: FastifyRequest, reply: FastifyReply, type: string): Buffer | undefined => {
+  // under-pressure names the limit exceeded; only those set below (heap, utilisation) can be.
+  const pressureHandler = (_request: FastifyRequest, reply: FastifyReply, type: ShedReason): Buffer | undefined => {
     if (sampler.now() < countsFrom) return undefined
     // Returned, not thrown: under-pressure sends a returned value as it is ("any other return
     // value than a promise or nullish will be sent to the client with reply.send", its README),
@@ -276,7 +277,7 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
   let admitted = 0
   app.addHook('onRequest', (_request, reply, done) => {
     if (!policy.admit()) {
-      reply.send(shedding.refuse(reply, underPressure.TYPE_EVENT_LOOP_DELAY))
+      reply.send(shedding.refuse(reply, 'eventLoopDelay'))
       return
     }
     admitted++
