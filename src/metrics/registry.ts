@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 
-// Every metric edge-api exports (SPEC §10), defined here and nowhere else. The rest of the
+// Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
 // prom-client); gauges are read when Prometheus scrapes, so they cost nothing per request.
 

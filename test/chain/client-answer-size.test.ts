@@ -51,7 +51,7 @@ t.test('six concurrent 64 MB chain answers: 502 each, peak RSS under 400 MB, and
 
   sim.clearFaults()
   // Reading 6 × 16 MiB kept the event loop busy for a moment, so /v1 may shed the first
-  // requests after it (503 + Retry-After, SPEC §8) until the load samples are calm again.
+  // requests after it (503 + Retry-After, docs/overload.md) until the load samples are calm again.
   const calm = performance.now()
   let status = 0
   for (let i = 0; i < 50 && status !== 200; i++) {

@@ -5,7 +5,7 @@ import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
 import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
 
 // The operators' list of metrics: what dashboards and alerts are written against.
-const METRICS_DOC = 'README.md'
+const METRICS_DOC = 'docs/metrics.md'
 const documented = markdownTable(repoFile(METRICS_DOC), 'metric')
   .filter((row) => !(row[0] ?? '').includes('*'))
   .map(([name, type, labels, what]) => ({ name: code(name) as string, type, labels: codes(labels), what }))

@@ -16,7 +16,7 @@ import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js
 // enum name", "status must be an enum name", "epoch_id must be a JSON number") and
 // protojson_test.go TestProtoToAPIJSON_EnumNamesAndNumericInts. The older
 // gonka-ai common/queryapi/bls.go@e7d8032e (encoding/json: enum numbers, omitempty) is
-// superseded (SPEC §3: the newest Go wins).
+// superseded (the newest Go wins: docs/routes.md).
 
 const Uint32 = (): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0 })
 

@@ -21,7 +21,7 @@ const STORE_PATH = 'store/inference/key'
 // encoding/json on ActiveParticipants"; its golden file's active_participants is
 // {"created_at_block_height":100,"epoch_group_id":1}; json tags in zpoken/gonka
 // inference-chain/x/inference/types/activeparticipants.pb.go@89ff8bdb). The older golden
-// file (gonka-ai@604dd86a) had every field; the newest wins (SPEC §3).
+// file (gonka-ai@604dd86a) had every field; the newest wins (docs/routes.md).
 const MLNodeInfo = ProtoMessage({
   node_id: Type.String(),
   throughput: Int64(),
