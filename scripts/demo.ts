@@ -6,10 +6,7 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { startChainSimulator, type ChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
-import { COMPLETED_REQUEST_ID } from '../test/fixtures/chain-simulator/data/bls.js'
-import { POC_START } from '../test/fixtures/chain-simulator/data/epochs.js'
-import { PARTICIPANTS } from '../test/fixtures/chain-simulator/data/participants.js'
-import { USAGE } from '../test/fixtures/chain-simulator/data/restrictions.js'
+import { ROUTES } from '../test/fixtures/routes.js'
 
 const PORT = process.env.EDGE_API_PORT ?? '18080'
 const base = `http://127.0.0.1:${PORT}`
@@ -24,15 +21,10 @@ const edge = spawn(process.execPath, ['--import', 'tsx', new URL('../src/main.ts
   stdio: ['ignore', 'pipe', 'inherit']
 })
 
-const usage = USAGE[0] as typeof USAGE[number]
+// Every GET route of the catalogue but the optional ones (not exposed here: 403), then bad
+// input: a 400 that says what is wrong, before any chain request.
 const examples = [
-  '/healthz', '/readyz', '/v1/status', '/v1/versions', '/v1/models', '/v1/governance/models',
-  '/v1/governance/models-legacy', '/v1/pricing', '/v1/participants', `/v1/participants/${PARTICIPANTS[0].address}`,
-  '/v1/epochs/latest', '/v1/epochs/current/participants', `/v1/poc-batches/${POC_START}`, '/v1/restrictions/status',
-  '/v1/restrictions/exemptions', `/v1/restrictions/exemptions/${usage.exemption_id}/usage/${usage.account_address}`,
-  '/v1/bls/epoch/7', '/v1/bls/epochs/7', `/v1/bls/signatures/${COMPLETED_REQUEST_ID}`,
-  '/v1/bridge/addresses?chain=ethereum', '/openapi.json',
-  // Bad input: a 400 that says what is wrong, before any chain request.
+  ...ROUTES.flatMap((route) => route.example === undefined || route.kind === 'optional' ? [] : [route.example]),
   '/v1/epochs/0/participants', '/v1/bls/signatures/not-hex'
 ]
 

@@ -3,25 +3,44 @@ import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { ConfigError } from './errors.js'
 
-/** Every setting edge-api reads, with its default (undefined = required / derived). */
-export const CONFIG_DEFAULTS = {
-  CHAIN_REST_URL: undefined,
-  CHAIN_GRPC_URL: undefined,
-  EDGE_API_PORT: '18080',
-  EDGE_API_HOST: '0.0.0.0',
-  EDGE_API_DRAIN_ANNOUNCE: '5s',
-  EDGE_API_SHUTDOWN_BUDGET: '2m',
-  EDGE_API_CHAIN_TIMEOUT: '30s',
-  EDGE_API_CHAIN_CONCURRENCY: '64',
-  EDGE_API_CHAIN_MAX_RESPONSE: '16MiB',
-  EDGE_API_LOG_LEVEL: 'info',
-  EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false',
-  EDGE_API_METRICS_PORT: '9464',
-  // Unset: the same address as EDGE_API_HOST.
-  EDGE_API_METRICS_HOST: undefined
-} as const
+/** One setting edge-api reads from its environment. */
+export interface Setting {
+  /** Used when the variable is unset or empty. */
+  readonly default?: string
+  /** Without a default: what an unset variable means (the README's default column). */
+  readonly unset?: string
+}
 
-export type ConfigKey = keyof typeof CONFIG_DEFAULTS
+/**
+ * Every setting edge-api reads, and its default: the one list. loadConfig reads these and
+ * no others; the README's configuration table, config.env.example, both compose files and
+ * kubernetes/configmap.yaml are checked against it (test/config-copies.test.ts). A new
+ * variable: a row here, its rule in loadConfig, and the copies the test names.
+ */
+export const SETTINGS = {
+  /** The chain node's REST API; several nodes of one chain separated by commas. */
+  CHAIN_REST_URL: { unset: 'required' },
+  /** The Go service's setting: CHAIN_REST_URL is derived from it when that is unset. */
+  CHAIN_GRPC_URL: { unset: 'none' },
+  EDGE_API_PORT: { default: '18080' },
+  EDGE_API_HOST: { default: '0.0.0.0' },
+  EDGE_API_DRAIN_ANNOUNCE: { default: '5s' },
+  EDGE_API_SHUTDOWN_BUDGET: { default: '2m' },
+  EDGE_API_CHAIN_TIMEOUT: { default: '30s' },
+  EDGE_API_CHAIN_CONCURRENCY: { default: '64' },
+  EDGE_API_CHAIN_MAX_RESPONSE: { default: '16MiB' },
+  EDGE_API_LOG_LEVEL: { default: 'info' },
+  EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
+  EDGE_API_METRICS_PORT: { default: '9464' },
+  EDGE_API_METRICS_HOST: { unset: 'EDGE_API_HOST' }
+} as const satisfies Record<string, Setting>
+
+export type ConfigKey = keyof typeof SETTINGS
+
+/** Each setting's default (undefined: required, or derived). */
+export const CONFIG_DEFAULTS = Object.fromEntries(
+  Object.entries(SETTINGS).map(([key, setting]: [string, Setting]) => [key, setting.default])
+) as Readonly<Record<ConfigKey, string | undefined>>
 export type Env = Readonly<Record<string, string | undefined>>
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const

@@ -57,7 +57,7 @@ export class ChainStatusError extends HttpError {
 }
 
 /**
- * A gateway error answered the Go service's way for some routes (README, Routes): 500 with
+ * A gateway error answered the Go service's way for some routes (docs/routes.md): 500 with
  * the route's own message, whatever the gRPC code. The chain's error is the cause.
  */
 export class ChainQueryError extends HttpError {

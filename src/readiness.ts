@@ -2,7 +2,7 @@ import { chainOutcome, NODE_INFO_PATH, type ChainOutcome } from './chain/client.
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
 
-/** What GET /readyz answers; the exact bodies of SPEC §4. */
+/** What GET /readyz answers: the exact bodies of docs/readiness-and-drain.md. */
 export type ReadinessAnswer =
   | { readonly status: 'ready' }
   | { readonly status: 'not ready', readonly reason: 'draining' }

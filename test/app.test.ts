@@ -2,18 +2,15 @@ import t from 'tap'
 import { buildTestApp } from './fixtures/app.js'
 import type { Metrics } from '../src/metrics/registry.js'
 import { sampleValue } from './fixtures/prometheus.js'
+import { ROUTES } from './fixtures/routes.js'
 
 // The Go service's route contract: 17 public Tier A routes, the edge-only /v1/versions and
-// the 4 optional CPU-heavy routes (documented always; served when exposed, 403 otherwise).
-const PUBLIC_ROUTES = [
-  '/v1/status', '/v1/models', '/v1/governance/models', '/v1/governance/models-legacy', '/v1/pricing',
-  '/v1/participants', '/v1/participants/{address}', '/v1/epochs/{epoch}', '/v1/epochs/{epoch}/participants',
-  '/v1/poc-batches/{epoch}', '/v1/restrictions/status', '/v1/restrictions/exemptions',
-  '/v1/restrictions/exemptions/{id}/usage/{account}', '/v1/bls/epoch/{id}', '/v1/bls/epochs/{id}',
-  '/v1/bls/signatures/{request_id}', '/v1/bridge/addresses'
-]
-const EDGE_ONLY_ROUTES = ['/v1/versions']
-const OPTIONAL_ROUTES = ['/v1/verify-proof', '/v1/verify-block', '/v1/debug/verify/{height}', '/v1/debug/pubkey-to-addr/{pubkey}']
+// the 4 optional CPU-heavy routes (documented always; served when exposed, 403 otherwise),
+// from the route catalogue.
+const paths = (kind: string): string[] => ROUTES.filter((r) => r.kind === kind).map((r) => r.path)
+const PUBLIC_ROUTES = paths('public')
+const EDGE_ONLY_ROUTES = paths('edge-only')
+const OPTIONAL_ROUTES = paths('optional')
 
 t.test('GET /openapi.json documents exactly the contract routes, each with its schemas', async (t) => {
   const { app } = await buildTestApp(t)

@@ -13,7 +13,7 @@ t.test('HttpError carries a status, a client-safe message and headers', async (t
   t.match(notFound('gone'), { statusCode: 404, message: 'gone' })
 })
 
-t.test('gateway gRPC codes map to HTTP statuses as SPEC §3 says', async (t) => {
+t.test('gateway gRPC codes map to HTTP statuses as docs/routes.md says', async (t) => {
   const expected: Array<[number, number]> = [
     [GrpcCode.NotFound, 404], [GrpcCode.InvalidArgument, 400], [GrpcCode.Unauthenticated, 401],
     [GrpcCode.PermissionDenied, 403], [GrpcCode.ResourceExhausted, 429], [GrpcCode.Unavailable, 503],

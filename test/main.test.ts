@@ -9,8 +9,8 @@ import { startMain } from './fixtures/main-process.js'
 import { sampleValue } from './fixtures/prometheus.js'
 import { until } from './fixtures/wait.js'
 
-// Each case boots a real child process (TS loader included), slow on a busy machine.
-t.setTimeout(600_000)
+// Each case boots a real child process (dist/main.js).
+t.setTimeout(300_000)
 
 const DRAIN_STEPS = ['starting', 'listening', 'shutdown signal', 'announcing drain', 'listener closed', 'drained', 'exit']
 

@@ -1,4 +1,4 @@
-// Benchmark 8: overload (SPEC §8). A busy replica must keep serving at its capacity and shed
+// Benchmark 10: overload (docs/overload.md). A busy replica must keep serving at its capacity and shed
 // only the excess. edge-api as deployed (dist/main.js) and a bare Fastify, both logging at
 // info to a file of their own, side by side:
 // - saturation: 32 closed-loop connections on each, both at the same time (the same machine

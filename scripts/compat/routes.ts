@@ -59,7 +59,7 @@ export async function discoverParams (get: Get): Promise<ChainParams> {
   return params
 }
 
-/** Every public route (SPEC §3), the edge-only /v1/versions and the optional debug route Go's test calls. */
+/** Every public route (docs/routes.md), the edge-only /v1/versions and the optional debug route Go's test calls. */
 export function routesFor (p: ChainParams, extra: ExtraParams = {}): Route[] {
   const body = (path: string): Route => ({ path, compare: 'body' })
   const e = encodeURIComponent

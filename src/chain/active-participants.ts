@@ -1,5 +1,5 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire'
-import { exactInteger, type Int64Value } from './proto-json.js'
+import { exactInteger, type Int64Value } from '../wire/schema.js'
 
 // inference.inference.ActiveParticipants as the chain stores it. The REST gateway has no
 // query that returns it with a proof, so edge-api reads the raw store value with an ABCI

@@ -1,6 +1,6 @@
-import { Type, type Static, type TNull, type TSchema, type TString, type TUnion } from 'typebox'
-import { Int32, Int64, Uint64 } from './proto-json.js'
-import { base64OrNull, bytesOf, goInt, hexUpper, rfc3339Nano } from './go-json.js'
+import { Type, type Static, type TNull, type TString, type TUnion } from 'typebox'
+import { base64OrNull, bytesOf, hexUpper, rfc3339Nano, ZERO_TIME } from '../wire/encoding-json.js'
+import { Int32, Int64, int64, Nullable, Uint64 } from '../wire/schema.js'
 
 // The block in /v1/epochs/{epoch}/participants, as the newest Go edge-api writes it:
 // comettypes.BlockFromProto(GetBlockByHeight().Block) through encoding/json
@@ -17,12 +17,6 @@ import { base64OrNull, bytesOf, goInt, hexUpper, rfc3339Nano } from './go-json.j
 const Hex = (description: string): ReturnType<typeof Type.String> => Type.String({ description: `${description}: upper-case hex (cometbft HexBytes)` })
 const Base64OrNull = (description: string): TUnion<[TString, TNull]> => Nullable(Type.String({ description: `${description}: base64, null when empty (Go []byte)` }))
 const Time = (): ReturnType<typeof Type.String> => Type.String({ description: 'RFC3339Nano, UTC' })
-
-// Emitted as OpenAPI's `nullable` rather than anyOf, like routes/v1/schemas.ts Nullable: the
-// serializer validates anyOf branches with Ajv, which cannot see a bigint as an integer.
-function Nullable<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
-  return { ...schema, nullable: true } as never
-}
 
 const PartSetHeader = Type.Object({ total: Type.Integer({ format: 'uint32' }), hash: Hex('part set hash') })
 const BlockID = Type.Object({ hash: Hex('block hash'), parts: PartSetHeader })
@@ -112,7 +106,7 @@ export type CometBlockJson = Static<typeof CometBlock>
 type Obj = Record<string, unknown>
 const obj = (value: unknown): Obj => (typeof value === 'object' && value !== null ? value as Obj : {})
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
-const int = (value: unknown): number => Number(goInt(value))
+const int = (value: unknown): number => Number(int64(value))
 /** A message field: null when unset (a nil pointer in Go), else converted. */
 const orNull = <T> (value: unknown, convert: (value: unknown) => T): T | null => (value === null || value === undefined ? null : convert(value))
 
@@ -159,9 +153,9 @@ function header (value: unknown, validate: boolean): Static<typeof Header> {
   const h = obj(value)
   const version = obj(h.version)
   const out: Static<typeof Header> = {
-    version: omitZero({ block: goInt(version.block), app: goInt(version.app) }),
+    version: omitZero({ block: int64(version.block), app: int64(version.app) }),
     chain_id: typeof h.chain_id === 'string' ? h.chain_id : '',
-    height: goInt(h.height),
+    height: int64(h.height),
     time: rfc3339Nano(h.time),
     last_block_id: blockId(h.last_block_id),
     last_commit_hash: hash(h.last_commit_hash, 'LastCommitHash'),
@@ -213,7 +207,7 @@ function blockId (value: unknown): Static<typeof BlockID> {
 function commit (value: unknown): Static<typeof Commit> {
   const c = obj(value)
   const out: Static<typeof Commit> = {
-    height: goInt(c.height),
+    height: int64(c.height),
     round: int(c.round),
     block_id: blockId(c.block_id),
     signatures: list(c.signatures).map(commitSig)
@@ -237,7 +231,7 @@ function commitSig (value: unknown): Static<typeof CommitSig> {
   }
   const signatureSize = bytesOf(s.signature).length
   if (flag === 1) {
-    if (out.validator_address !== '' || out.timestamp !== '0001-01-01T00:00:00Z' || signatureSize !== 0) throw new InvalidBlockError('absent CommitSig carries data')
+    if (out.validator_address !== '' || out.timestamp !== ZERO_TIME || signatureSize !== 0) throw new InvalidBlockError('absent CommitSig carries data')
   } else if (flag === 2 || flag === 3) {
     if (out.validator_address.length !== ADDRESS_SIZE * 2) throw new InvalidBlockError('wrong CommitSig ValidatorAddress size')
     if (signatureSize === 0 || signatureSize > MAX_SIGNATURE_SIZE) throw new InvalidBlockError('CommitSig signature missing or too big')
@@ -260,8 +254,8 @@ function evidence (value: unknown): Static<typeof Evidence> {
     return {
       vote_a: orNull(d.vote_a, vote),
       vote_b: orNull(d.vote_b, vote),
-      TotalVotingPower: goInt(d.total_voting_power),
-      ValidatorPower: goInt(d.validator_power),
+      TotalVotingPower: int64(d.total_voting_power),
+      ValidatorPower: int64(d.validator_power),
       Timestamp: rfc3339Nano(d.timestamp)
     }
   }
@@ -269,9 +263,9 @@ function evidence (value: unknown): Static<typeof Evidence> {
     const l = obj(e.light_client_attack_evidence)
     return {
       conflicting_block: orNull(l.conflicting_block, lightBlock),
-      common_height: goInt(l.common_height),
+      common_height: int64(l.common_height),
       ByzantineValidators: list(l.byzantine_validators).map(validator),
-      TotalVotingPower: goInt(l.total_voting_power),
+      TotalVotingPower: int64(l.total_voting_power),
       Timestamp: rfc3339Nano(l.timestamp)
     }
   }
@@ -282,7 +276,7 @@ function vote (value: unknown): Static<typeof Vote> {
   const v = obj(value)
   return {
     type: enumNumber(v.type, SIGNED_MSG_TYPES),
-    height: goInt(v.height),
+    height: int64(v.height),
     round: int(v.round),
     block_id: blockId(v.block_id),
     timestamp: rfc3339Nano(v.timestamp),
@@ -315,8 +309,8 @@ function validator (value: unknown): Static<typeof Validator> {
   return {
     address: hexUpper(v.address),
     pub_key: base64OrNull(key.ed25519 ?? key.secp256k1),
-    voting_power: goInt(v.voting_power),
-    proposer_priority: goInt(v.proposer_priority)
+    voting_power: int64(v.voting_power),
+    proposer_priority: int64(v.proposer_priority)
   }
 }
 

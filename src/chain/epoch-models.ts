@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { chainPath, type ChainClient } from './client.js'
-import { int64, type Int64Value } from './proto-json.js'
+import { int64, type Int64Value } from '../wire/schema.js'
 
 /** The fields of an inference.inference.Model snapshot that /v1/models and /v1/pricing read (protojson). */
 export interface ModelSnapshot {

@@ -1,4 +1,4 @@
-import { exactInteger, type Int64Value } from './proto-json.js'
+import { exactInteger, type Int64Value } from '../wire/schema.js'
 
 // The chain's epoch phase and stage maths, re-implemented from gonka-ai/gonka
 // inference-chain/x/inference/types: epoch_context.go (the newest version found: the one

@@ -12,6 +12,23 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Why a request is refused with 503 + Retry-After: the keys of `Shedding.total`, the `reason`
+ * of the `shedding` summary line and of edge_api_shed_total (docs/metrics.md lists them).
+ * The first three are under-pressure's names for what it measures.
+ */
+export const SHED_REASONS = [
+  /** The admission policy (admission.ts) turned the request away. */
+  'eventLoopDelay',
+  /** under-pressure's hard limits: off in production, set by tests and the bench. */
+  'eventLoopUtilization',
+  'heapUsedBytes',
+  /** The bounded queue of chain requests is full (ChainBusyError). */
+  'chainQueue'
+] as const
+
+export type ShedReason = typeof SHED_REASONS[number]
+
 export const SUMMARY_INTERVAL_MS = 1000
 
 const OVERLOADED = 'Service Unavailable'
@@ -23,20 +40,20 @@ const OVERLOADED = 'Service Unavailable'
  * no per-request log line, no stack, no error handler, no serializer.
  */
 export class Shedding {
-  /** Requests turned away since start, by reason: under-pressure's type (`eventLoopDelay`, …) or `chainQueue`. */
-  readonly total: Record<string, number> = {}
+  /** Requests turned away since start, by reason. */
+  readonly total: Partial<Record<ShedReason, number>> = {}
   readonly #log: SheddingLog
   readonly #intervalMs: number
   readonly #bodies = new Map<string, Buffer>()
   // Replies refused here; the access log leaves them to the summary line.
   readonly #refused = new WeakSet<FastifyReply>()
-  #period = new Map<string, number>()
+  #period = new Map<ShedReason, number>()
   #timer: NodeJS.Timeout | undefined
   #describe: () => object = () => ({})
-  readonly #onShed: ((reason: string) => void) | undefined
+  readonly #onShed: ((reason: ShedReason) => void) | undefined
 
   /** `onShed` hears of every refusal, with its reason (the metrics' edge_api_shed_total). */
-  constructor (log: SheddingLog, onShed?: (reason: string) => void, intervalMs = SUMMARY_INTERVAL_MS) {
+  constructor (log: SheddingLog, onShed?: (reason: ShedReason) => void, intervalMs = SUMMARY_INTERVAL_MS) {
     this.#log = log
     this.#onShed = onShed
     this.#intervalMs = intervalMs
@@ -56,7 +73,7 @@ export class Shedding {
    * Counts the request and prepares its 503: status, Retry-After and a JSON content type are
    * set on `reply`; the returned body is to be sent as it is.
    */
-  refuse (reply: FastifyReply, reason: string, message = OVERLOADED, retryAfterS = 1): Buffer {
+  refuse (reply: FastifyReply, reason: ShedReason, message = OVERLOADED, retryAfterS = 1): Buffer {
     this.#count(reason)
     this.#refused.add(reply)
     reply.code(503).header('retry-after', String(retryAfterS)).header('content-type', 'application/json; charset=utf-8')
@@ -90,7 +107,7 @@ export class Shedding {
     this.#log.info({ count, reason, ...byReason, total: { ...this.total }, ...this.state }, 'shedding')
   }
 
-  #count (reason: string): void {
+  #count (reason: ShedReason): void {
     this.#onShed?.(reason)
     this.total[reason] = (this.total[reason] ?? 0) + 1
     this.#period.set(reason, (this.#period.get(reason) ?? 0) + 1)

@@ -1,7 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 
-// Every metric edge-api exports (SPEC §10), defined here and nowhere else. The rest of the
+// Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
 // prom-client); gauges are read when Prometheus scrapes, so they cost nothing per request.
 
@@ -13,9 +14,6 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 
 /** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched'
-
-/** Why a request was refused with 503 + Retry-After (edge_api_shed_total{reason}): Shedding's reasons, e.g. `chainQueue`, `eventLoopDelay`. */
-export type ShedReason = string
 
 /** What the gauges read at scrape time; service.ts binds them to the chain client and readiness. */
 export interface MetricsSources {
@@ -87,6 +85,8 @@ export class Metrics implements ChainObserver {
       labelNames: ['reason'],
       registers
     })
+    // Every reason from the start, at 0: an alert on a rate sees the first refusal.
+    for (const reason of SHED_REASONS) this.#shed.inc({ reason }, 0)
     this.#chainDuration = new Histogram({
       name: 'edge_api_chain_request_duration_seconds',
       help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',

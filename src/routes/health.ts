@@ -4,7 +4,7 @@ import type { Readiness } from '../readiness.js'
 
 const Ready = Type.Object({ status: Type.Literal('ready') })
 
-// Property order is the wire order: {"status","reason","error"} as in SPEC §4.
+// Property order is the wire order: {"status","reason","error"} (docs/readiness-and-drain.md).
 const NotReady = Type.Object({
   status: Type.Literal('not ready'),
   reason: Type.Union([Type.Literal('draining'), Type.Literal('chain unreachable')]),

@@ -27,7 +27,7 @@ t.test('six concurrent 64 MB chain answers: 502 each, peak RSS under 400 MB, and
   }
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
-  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'info' }, { dist: true })
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'info' }, { coverage: false })
   t.teardown(() => main.child.kill('SIGKILL'))
   const origin = `http://127.0.0.1:${await main.port()}`
   const pid = main.child.pid as number
@@ -51,7 +51,7 @@ t.test('six concurrent 64 MB chain answers: 502 each, peak RSS under 400 MB, and
 
   sim.clearFaults()
   // Reading 6 × 16 MiB kept the event loop busy for a moment, so /v1 may shed the first
-  // requests after it (503 + Retry-After, SPEC §8) until the load samples are calm again.
+  // requests after it (503 + Retry-After, docs/overload.md) until the load samples are calm again.
   const calm = performance.now()
   let status = 0
   for (let i = 0; i < 50 && status !== 200; i++) {

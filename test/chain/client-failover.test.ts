@@ -13,7 +13,7 @@ import { buildTestApp } from '../fixtures/app.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
 
-// SPEC §9: several nodes of one chain. A read whose node refuses, resets or drops the
+// Several nodes of one chain (docs/chain-nodes.md). A read whose node refuses, resets or drops the
 // connection is retried at once on the next node; gateway errors and timeouts are answers.
 
 const READ = '/productscience/inference/inference/epoch_info'

@@ -8,7 +8,7 @@ import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig,
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { freePorts } from '../fixtures/e2e/replica.js'
 
-// The backend policy (SPEC §6). Every rendering, DNS pool or loopback servers, must carry all of it.
+// The backend policy (docs/compose.md, "What the router does"). Every rendering, DNS pool or loopback servers, must carry all of it.
 const POLICY = [
   'balance roundrobin',
   'option httpchk',

@@ -12,9 +12,9 @@ import { Load, type LoadTotals } from '../fixtures/e2e/load.js'
 import { DIST_MAIN, Replica, freePorts } from '../fixtures/e2e/replica.js'
 import { until } from '../fixtures/wait.js'
 
-// SPEC §7, first quality bar: every replica behind a real HAProxy, rendered from the deployed
+// The first promise (README): every replica behind a real HAProxy, rendered from the deployed
 // template, replaced one after another by SIGTERM under continuous load, loses nothing. The
-// replicas read from two chain nodes (SPEC §9), and one of them restarts during the load.
+// replicas read from two chain nodes (docs/chain-nodes.md), and one of them restarts during the load.
 
 const RPS = 100
 const CONNECTIONS = 8

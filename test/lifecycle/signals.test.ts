@@ -4,8 +4,11 @@ import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simu
 import { startMain, type MainProcess } from '../fixtures/main-process.js'
 import { until } from '../fixtures/wait.js'
 
-// Real signals to a real child process (src/main.ts): escalation and the budget.
-t.setTimeout(240_000)
+// Real signals to a real child process (dist/main.js): escalation and the budget.
+// Times are read from the child's own log lines; the upper bounds leave seconds for a loaded
+// machine and still tell the behaviour apart from the alternative (a window or a chain
+// timeout of minutes).
+t.setTimeout(120_000)
 
 const ONE = '/productscience/inference/inference/inference_participant/'
 
@@ -36,7 +39,7 @@ async function hangingRequest (sim: ChainSimulator, origin: string): Promise<{ r
 }
 
 t.test('a second SIGTERM during the announcement exits 1 promptly', async (t) => {
-  const { main } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '5s' })
+  const { main } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '1m' })
   main.child.kill('SIGTERM')
   await main.waitFor('announcing drain')
   const sent = Date.now()
@@ -46,7 +49,7 @@ t.test('a second SIGTERM during the announcement exits 1 promptly', async (t) =>
   const forced = main.lines.find((l) => l.msg === 'closing remaining connections') as Record<string, unknown>
   t.match(forced, { level: 40, reason: 'operator sent SIGTERM during drain announcement' })
   const after = Date.parse(forced.time as string) - sent
-  t.ok(after < 1000, `forced ${after} ms after the second signal, not after the 5 s window`)
+  t.ok(after < 10_000, `forced ${after} ms after the second signal, not after the 1 m window`)
   t.notOk(main.lines.some((l) => l.msg === 'listener closed'), 'never waited for the window')
   t.match(main.lines.at(-1), { msg: 'exit', code: 1, reason: 'operator sent SIGTERM during drain announcement' })
 })
@@ -77,7 +80,9 @@ t.test('budget expiry with a request that never finishes: SIGINT → exit 1 at t
   const signal = main.lines.find((l) => l.msg === 'shutdown signal') as Record<string, unknown>
   t.match(signal, { signal: 'SIGINT' })
   const afterSignal = Date.parse(forced.time as string) - Date.parse(signal.time as string)
-  t.ok(afterSignal >= 999 && afterSignal < 1500, `forced ${afterSignal} ms after the signal (budget 1s), not later`)
+  // Log times are whole milliseconds: a timer of 1000 ms can read as 999.
+  t.ok(afterSignal >= 999, `forced ${afterSignal} ms after the signal: not before the budget of 1s`)
+  t.ok(afterSignal < 10_000, `forced ${afterSignal} ms after the signal: at the budget, not when the chain times out (10 m)`)
   t.ok(Date.parse(closed.time as string) <= Date.parse(forced.time as string), 'the listener had closed before')
   t.not(await hanging.result, '200')
 })

@@ -43,7 +43,7 @@ t.test('error answers are timed by route and status; shedding is counted by the 
   t.equal((await app.inject('/busy')).statusCode, 503)
   t.equal((await app.inject('/timeout')).statusCode, 504)
   const text = await metrics.scrape()
-  t.equal(sampleValue(text, 'edge_api_shed_total', { reason: 'chainQueue' }), undefined)
+  t.equal(sampleValue(text, 'edge_api_shed_total', { reason: 'chainQueue' }), 0)
   t.equal(sampleValue(text, 'http_request_duration_seconds_count', { route: '/busy', status_code: '503' }), 2)
   t.equal(sampleValue(text, 'http_request_duration_seconds_count', { route: '/timeout', status_code: '504' }), 1)
 })

@@ -14,13 +14,13 @@ async function listening (t: Test, metrics: Scrapable = new Metrics()) {
 
 t.test('GET /metrics answers the Prometheus text; anything else is 404', async (t) => {
   const metrics = new Metrics()
-  metrics.shed('chain_queue')
+  metrics.shed('chainQueue')
   const { origin } = await listening(t, metrics)
   const res = await fetch(`${origin}/metrics`)
   t.equal(res.status, 200)
   t.equal(res.headers.get('content-type'), metrics.contentType)
   t.equal(res.headers.get('cache-control'), 'no-store')
-  t.match(await res.text(), /^edge_api_shed_total\{reason="chain_queue"\} 1$/m)
+  t.match(await res.text(), /^edge_api_shed_total\{reason="chainQueue"\} 1$/m)
   t.equal((await fetch(`${origin}/metrics?name[]=x`)).status, 200, 'a query string is ignored')
   for (const [method, path] of [['GET', '/'], ['GET', '/metrics/'], ['GET', '/v1/status'], ['POST', '/metrics'], ['HEAD', '/other']] as const) {
     const other = await fetch(`${origin}${path}`, { method })

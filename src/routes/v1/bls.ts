@@ -3,8 +3,8 @@ import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
-import { ApiBytes, ApiEnum, ApiMessage, toApiJson } from '../../chain/api-json.js'
-import { Int64, Uint64 } from '../../chain/proto-json.js'
+import { ApiBytes, ApiEnum, toApiJson } from '../../wire/proto-to-api-json.js'
+import { Int64, Uint64 } from '../../wire/schema.js'
 import { goIntegerError } from '../../http/param-errors.js'
 import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js'
 
@@ -16,7 +16,7 @@ import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js
 // enum name", "status must be an enum name", "epoch_id must be a JSON number") and
 // protojson_test.go TestProtoToAPIJSON_EnumNamesAndNumericInts. The older
 // gonka-ai common/queryapi/bls.go@e7d8032e (encoding/json: enum numbers, omitempty) is
-// superseded (SPEC §3: the newest Go wins).
+// superseded (the newest Go wins: docs/routes.md).
 
 const Uint32 = (): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0 })
 
@@ -54,7 +54,7 @@ const BLSParticipantInfo = Type.Object({
 const DealerPartStorage = Type.Object({
   dealer_address: Type.String(),
   commitments: Type.Array(Type.String({ description: 'base64 compressed G2 points' })),
-  participant_shares: Type.Array(ApiMessage(Type.Object({ encrypted_shares: Type.Array(Type.String({ description: 'base64' })) })))
+  participant_shares: Type.Array(Nullable(Type.Object({ encrypted_shares: Type.Array(Type.String({ description: 'base64' })) })))
 })
 
 const DealerComplaint = Type.Object({
@@ -76,8 +76,8 @@ const EpochBLSData = Type.Object({
   disputing_phase_deadline_block: Int64(),
   group_public_key: ApiBytes('base64 compressed G2 point (96 bytes)'),
   // Entries are pointers: null for a participant that has not dealt yet.
-  dealer_parts: Type.Array(ApiMessage(DealerPartStorage)),
-  verification_submissions: Type.Array(ApiMessage(Type.Object({ dealer_validity: Type.Array(Type.Boolean()) }))),
+  dealer_parts: Type.Array(Nullable(DealerPartStorage)),
+  verification_submissions: Type.Array(Nullable(Type.Object({ dealer_validity: Type.Array(Type.Boolean()) }))),
   valid_dealers: Type.Array(Type.Boolean()),
   candidate_valid_dealers: Type.Array(Type.Boolean()),
   dealer_complaints: Type.Array(DealerComplaint),

@@ -4,10 +4,10 @@ import { Type, type Static } from 'typebox'
 import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/active-participants.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { CometBlock, cometBlockFromGateway, CometProofOps, cometProofOpsFromGateway, type CometBlockJson } from '../../chain/cometbft-block.js'
-import { omitEmpty } from '../../chain/go-json.js'
+import { omitEmpty, ProtoMessage } from '../../wire/encoding-json.js'
 import { validatorKeyAddress } from '../../chain/validator-address.js'
 import { badRequest, notFound } from '../../errors.js'
-import { Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { Int64, int64, Uint64 } from '../../wire/schema.js'
 import { fitsUint64, withChainErrors } from './schemas.js'
 
 const INVALID_EPOCH = 'Invalid epoch id'
@@ -21,7 +21,7 @@ const STORE_PATH = 'store/inference/key'
 // encoding/json on ActiveParticipants"; its golden file's active_participants is
 // {"created_at_block_height":100,"epoch_group_id":1}; json tags in zpoken/gonka
 // inference-chain/x/inference/types/activeparticipants.pb.go@89ff8bdb). The older golden
-// file (gonka-ai@604dd86a) had every field; the newest wins (SPEC §3).
+// file (gonka-ai@604dd86a) had every field; the newest wins (docs/routes.md).
 const MLNodeInfo = ProtoMessage({
   node_id: Type.String(),
   throughput: Int64(),

@@ -3,8 +3,9 @@ import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
 import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
-import { ApiEnum, ApiMessage, ApiOpenMessage, toApiJson } from '../../chain/api-json.js'
-import { fromProtoJson, Int32, Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
+import { ApiEnum, ApiOpenMessage, toApiJson } from '../../wire/proto-to-api-json.js'
+import { Int32, Int64, int64, Nullable, Uint64 } from '../../wire/schema.js'
 import { Decimal, withChainErrors } from './schemas.js'
 
 const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'
@@ -83,7 +84,7 @@ const ConfirmationPoCEvent = Type.Object({
     'CONFIRMATION_POC_COMPLETED'
   ]),
   poc_seed_block_hash: Type.String(),
-  recipe: ApiMessage(PocStageRecipe)
+  recipe: Nullable(PocStageRecipe)
 })
 
 const EpochResponse = Type.Object({

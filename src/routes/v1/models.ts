@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { exactInteger, fromProtoJson, Int64, int64, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
+import { exactInteger, Int64, int64, Uint64 } from '../../wire/schema.js'
 import { currentEpochModels } from '../../chain/epoch-models.js'
 import { Decimal, Nullable, withChainErrors } from './schemas.js'
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { HttpError, notFound } from '../../errors.js'
-import { Int64, int64, type Int64Value } from '../../chain/proto-json.js'
+import { Int64, int64, type Int64Value } from '../../wire/schema.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
 
 const PAGE_LIMIT = '1000'

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { ChainClient } from '../../chain/client.js'
-import { fromProtoJson, ProtoMessage, Uint64 } from '../../chain/proto-json.js'
+import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
+import { Uint64 } from '../../wire/schema.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
 
 // The transfer-restrictions module (inference.restrictions), answered as the Go service did:

@@ -1,5 +1,9 @@
-import { Type, type TNull, type TSchema, type TUnion } from 'typebox'
-import { Int32, Int64, ProtoMessage } from '../../chain/proto-json.js'
+import { Type, type TSchema } from 'typebox'
+import { ProtoMessage } from '../../wire/encoding-json.js'
+import { Int32, Int64 } from '../../wire/schema.js'
+
+// The routes' shared schema pieces; Nullable is the wire's (src/wire/schema.ts).
+export { Nullable } from '../../wire/schema.js'
 
 /** The error envelope of every /v1 route. */
 export const ErrorBody = Type.Object({ message: Type.String() })
@@ -41,14 +45,6 @@ export const AddressParam = Type.String({
   pattern: '^[a-z0-9]{1,90}$',
   description: 'must be a bech32 address: lower-case letters and digits, at most 90 characters'
 })
-
-/**
- * A value that may be JSON null. Emitted as OpenAPI's `nullable` rather than anyOf, because
- * the serializer validates anyOf branches with Ajv, which cannot see a bigint as an integer.
- */
-export function Nullable<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
-  return { ...schema, nullable: true } as never
-}
 
 /** inference.inference.Decimal: value × 10^exponent (a threshold, a slot allocation). */
 export const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })

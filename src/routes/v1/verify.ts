@@ -22,7 +22,7 @@ import { ErrorBody } from './schemas.js'
 const HEIGHT_RULE = 'must be a block height: an integer from 1'
 
 // The four optional routes that let an operator or a client check what the chain says
-// instead of trusting it (SPEC §3). They are CPU-heavy, so:
+// instead of trusting it (docs/routes.md). They are CPU-heavy, so:
 // - off unless EDGE_API_EXPOSE_OPTIONAL_ROUTES=true: 403 from an onRequest hook, before any
 //   body is read (the router template blocks them too);
 // - their own admission: VERIFY_CONCURRENCY run at once, VERIFY_QUEUE_LIMIT wait, the rest

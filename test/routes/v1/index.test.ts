@@ -2,12 +2,18 @@ import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { BOOT_GRACE_MS } from '../../../src/http/admission.js'
 import { buildTestApp } from '../../fixtures/app.js'
+import { ScriptedLoop } from '../../fixtures/scripted-loop.js'
+
+const CALM = { delayMs: 0, utilization: 0.2 }
 
 t.test('under pressure, /v1 sheds with 503 + Retry-After while /healthz and /readyz still answer', async (t) => {
   // A heap limit of 1 byte trips on the first sample: the overload is certain, not timed.
-  const { app, sim, logs } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
+  const loop = new ScriptedLoop()
+  const { app, sim, logs } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5, sampler: loop } })
   await app.ready()
-  await sleep(BOOT_GRACE_MS + 50)
+  await sleep(50)
+  // Past the boot's grace on the policy's clock.
+  loop.feed(CALM, BOOT_GRACE_MS / loop.intervalMs + 1)
   const shed = await app.inject('/v1/status')
   t.equal(shed.statusCode, 503)
   t.equal(shed.headers['retry-after'], '1')
@@ -22,9 +28,11 @@ t.test('under pressure, /v1 sheds with 503 + Retry-After while /healthz and /rea
 
 t.test('readings that cover the boot are not overload: a fresh app does not shed', async (t) => {
   // The heap limit trips at every sample, but the first second after ready is the boot's.
-  const { app } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5 } })
+  const loop = new ScriptedLoop()
+  const { app } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampleInterval: 5, sampler: loop } })
   await app.ready()
   await sleep(50)
+  loop.feed(CALM, BOOT_GRACE_MS / loop.intervalMs - 1)
   t.equal((await app.inject('/v1/status')).statusCode, 200)
 })
 

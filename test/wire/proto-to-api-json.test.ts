@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Type } from 'typebox'
-import { ApiBytes, ApiEnum, ApiMessage, ApiOpenMessage, toApiJson } from '../../src/chain/api-json.js'
-import { Int32, Int64, Uint64 } from '../../src/chain/proto-json.js'
+import { ApiBytes, ApiEnum, ApiOpenMessage, toApiJson } from '../../src/wire/proto-to-api-json.js'
+import { Int32, Int64, Nullable, Uint64 } from '../../src/wire/schema.js'
 
 const Phase = ApiEnum(['PHASE_UNDEFINED', 'PHASE_DEALING', 'PHASE_COMPLETED'])
 const Inner = Type.Object({ height: Int64(), note: Type.String() })
@@ -16,10 +16,10 @@ const Message = Type.Object({
   name: Type.String(),
   tags: Type.Array(Type.String()),
   heights: Type.Array(Int64()),
-  inner: ApiMessage(Inner),
+  inner: Nullable(Inner),
   embedded: Inner,
-  list: Type.Array(ApiMessage(Inner)),
-  open: ApiMessage(ApiOpenMessage({ stage_height: Int64(), nested: ApiOpenMessage({ value: Int64() }, 'nested') }, 'open'))
+  list: Type.Array(Nullable(Inner)),
+  open: Nullable(ApiOpenMessage({ stage_height: Int64(), nested: ApiOpenMessage({ value: Int64() }, 'nested') }, 'open'))
 })
 
 t.test('the TestProtoToAPIJSON_EnumNamesAndNumericInts case: numbers for integers, the enum name kept', async (t) => {

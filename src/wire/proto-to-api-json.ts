@@ -1,13 +1,14 @@
 import { Type, type TNull, type TObject, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
-import { int64 } from './proto-json.js'
+import { int64, type Json } from './schema.js'
 
 // The newest Go edge-api's protoToAPIJSON (zpoken/gonka common/queryapi/protojson.go@ef1a5efd):
 // the protojson the chain gateway also speaks (cosmos codec.ProtoMarshalJSON: OrigName,
 // EmitDefaults), with int32/int64/uint32/uint64 fields rewritten as JSON numbers. So, unlike
-// the encoding/json shape of proto-json.ts:
+// Go's encoding/json (encoding-json.ts):
 // - enums stay names ("DKG_PHASE_COMPLETED"); a value the chain's enum lacks stays a number;
 // - every field is present: 0, "", false, [] for an empty list, null for an unset message
-//   or empty bytes (jsonpb hands a nil []byte to encoding/json, which writes null);
+//   (a schema marked Nullable) or empty bytes (jsonpb hands a nil []byte to encoding/json,
+//   which writes null);
 // - fields the schema does not list are dropped, as Go drops what its compiled struct lacks.
 // Used for BLS epoch_data and signing_request and for active_confirmation_poc_event.
 
@@ -22,11 +23,6 @@ export function ApiEnum (names: readonly [string, ...string[]]): TUnsafe<string>
 /** A protobuf bytes field: base64, null when empty. */
 export function ApiBytes (description = 'base64'): TUnion<[TString, TNull]> {
   return { ...Type.String({ description: `${description}; null when empty` }), nullable: true, [BYTES_KEY]: true } as never
-}
-
-/** A nested message: null when unset. */
-export function ApiMessage<T extends TSchema> (schema: T): TUnion<[T, TNull]> {
-  return { ...schema, nullable: true } as never
 }
 
 /**
@@ -49,8 +45,6 @@ interface Schema {
   [ENUM_KEY]?: boolean
   [BYTES_KEY]?: boolean
 }
-
-type Json = null | boolean | number | bigint | string | Json[] | { [key: string]: Json }
 
 /** Converts a gateway protojson message to the shape `schema` describes, as protoToAPIJSON writes it. */
 export function toApiJson<T extends TSchema> (schema: T, value: unknown): Static<T> {

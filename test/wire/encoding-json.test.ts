@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Type } from 'typebox'
-import { fromProtoJson, Int32, Int64, int64, ProtoEnum, ProtoJsonObject, ProtoMessage, Uint64 } from '../../src/chain/proto-json.js'
+import { base64OrNull, bytesOf, fromProtoJson, hexUpper, omitEmpty, ProtoEnum, ProtoMessage, rfc3339Nano } from '../../src/wire/encoding-json.js'
+import { Int32, Int64, Uint64 } from '../../src/wire/schema.js'
 
 const Status = ProtoEnum({ UNSPECIFIED: 0, ACTIVE: 1, INACTIVE: 2 })
 const Inner = ProtoMessage({ height: Int64(), note: Type.String() })
@@ -15,7 +16,7 @@ const Message = ProtoMessage({
   heights: Type.Array(Int64()),
   inner: Inner,
   list: Type.Array(Inner),
-  raw: ProtoJsonObject('kept as protojson'),
+  raw: Type.Object({}, { additionalProperties: true, description: 'kept as protojson' }),
   maybe: Type.Union([Type.String(), Type.Null()])
 })
 
@@ -44,16 +45,13 @@ t.test('omitempty: zero values are left out as Go did; fields the schema lacks a
   const input = { id: '', big: '0', small: '0', count: 0, status: 'UNSPECIFIED', flag: false, tags: [], inner: { height: '0', note: '' }, extra: 'dropped' }
   t.same(fromProtoJson(Message, input), { inner: {} })
   t.same(fromProtoJson(Message, { inner: null, maybe: null, id: 'x' }), { id: 'x' }, 'unset (null) messages are nil pointers: left out')
-  t.same(fromProtoJson(Message, input, { omitEmpty: false }), {
-    id: '', big: 0, small: 0, count: 0, status: 0, flag: false, tags: [], inner: { height: 0, note: '' }
-  })
 })
 
 t.test('objects without listed properties, strings, booleans and nulls pass through untouched', async (t) => {
   const raw = { any: ['thing', 1] }
-  const out = fromProtoJson(Message, { raw, id: 'x', flag: true, maybe: null }, { omitEmpty: false }) as Record<string, unknown>
+  const out = fromProtoJson(Message, { raw, id: 'x', flag: true }) as Record<string, unknown>
   t.equal(out.raw, raw)
-  t.same(out, { id: 'x', flag: true, raw, maybe: null })
+  t.same(out, { id: 'x', flag: true, raw })
   t.same(fromProtoJson(Message, { maybe: 'y' }), { maybe: 'y' })
   t.equal(fromProtoJson(Type.Unsafe({ type: 'object' }), raw), raw, 'a bare object schema too')
 })
@@ -65,15 +63,51 @@ t.test('never mutates its input', async (t) => {
   t.same(input, copy)
 })
 
-t.test('int64() reads one protojson integer exactly, 0 when absent', async (t) => {
-  t.equal(int64('9223372036854775807'), 9223372036854775807n)
-  t.equal(int64('12'), 12)
-  t.equal(int64(12), 12)
-  t.equal(int64(undefined), 0)
-})
-
 t.test('schemas document themselves for OpenAPI', async (t) => {
   t.match(Status, { type: 'integer', description: 'enum: 0=UNSPECIFIED, 1=ACTIVE, 2=INACTIVE' })
-  t.match(Uint64(), { type: 'integer', format: 'uint64', minimum: 0 })
   t.same(Message.required ?? [], [], 'every field of a message is optional')
+})
+
+t.test('bytes: HexBytes upper-case hex ("" when empty), []byte base64 (null when empty)', async (t) => {
+  t.equal(hexUpper(Buffer.from('apphash').toString('base64')), '61707068617368')
+  t.equal(hexUpper(Buffer.from([0xab, 0xcd]).toString('base64')), 'ABCD')
+  t.equal(hexUpper(''), '')
+  t.equal(hexUpper(null), '')
+  t.equal(base64OrNull('AQI='), 'AQI=')
+  t.equal(base64OrNull('AQI'), 'AQI=', 're-encoded padded, as Go writes it')
+  t.equal(base64OrNull(''), null)
+  t.equal(base64OrNull(undefined), null)
+  t.equal(bytesOf(42).length, 0)
+})
+
+t.test('times are RFC3339Nano in UTC', async (t) => {
+  t.equal(rfc3339Nano('2026-01-15T10:00:00.100000000Z'), '2026-01-15T10:00:00.1Z')
+  t.equal(rfc3339Nano('0001-01-01T00:00:00Z'), '0001-01-01T00:00:00Z')
+  t.equal(rfc3339Nano('2026-01-15T00:30:00+01:00'), '2026-01-14T23:30:00Z')
+  t.equal(rfc3339Nano('2026-01-15 10:00:00Z'), '0001-01-01T00:00:00Z')
+  t.equal(rfc3339Nano(null), '0001-01-01T00:00:00Z', 'unset: Go\'s zero time')
+})
+
+t.test('omitEmpty drops what Go\'s omitempty drops, and nothing else', async (t) => {
+  const value = {
+    zero: 0,
+    bigZero: 0n,
+    empty: '',
+    no: false,
+    none: null,
+    list: [],
+    kept: { inner: 0, deep: { x: 1 } },
+    emptyObject: {},
+    items: [0, '', false, null, { a: 0, b: 2 }],
+    big: 9223372036854775807n,
+    text: 'x'
+  }
+  t.same(omitEmpty(value), {
+    kept: { deep: { x: 1 } },
+    emptyObject: {},
+    items: [0, '', false, null, { b: 2 }],
+    big: 9223372036854775807n,
+    text: 'x'
+  })
+  t.equal(value.zero, 0, 'the input is not changed')
 })
