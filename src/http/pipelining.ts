@@ -58,16 +58,21 @@ export class Pipelining {
   readonly admit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const socket = request.raw.socket
     // The rest of a chunk Node was parsing when the connection was closed: never run.
-    if (socket.destroyed) return
+    if (socket.destroyed) return abandon(reply)
     let connection = this.#connections.get(socket)
     if (connection === undefined) {
-      connection = { socket, replies: [], waiting: [] }
-      this.#connections.set(socket, connection)
+      const opened: Connection = { socket, replies: [], waiting: [] }
+      // Node closes only the answer being written when a connection closes; the answers
+      // queued behind it never get their 'close', and the requests in flight gauge would
+      // count them for ever. They are closed here.
+      socket.once('close', () => { for (const queued of [...opened.replies]) abandon(queued) })
+      this.#connections.set(socket, opened)
+      connection = opened
     }
     if (connection.replies.length === this.#maxUnanswered) {
       request.log.info({ unanswered: connection.replies.length }, 'connection closed: too many pipelined requests unanswered')
       socket.destroy()
-      return
+      return abandon(reply)
     }
     connection.replies.push(reply)
     // 'close' comes once the answer has gone out, or when the connection closes under it.
@@ -80,4 +85,12 @@ export class Pipelining {
   unanswered (socket: Socket): readonly FastifyReply[] {
     return this.#connections.get(socket)?.replies ?? []
   }
+}
+
+/**
+ * A request that will never be answered: its response's 'close', which every listener
+ * takes once (Node's may follow for the answer it was writing), ends it for the metrics.
+ */
+function abandon (reply: FastifyReply): void {
+  reply.raw.emit('close')
 }

@@ -4,9 +4,11 @@ import { connect, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, MAX_UNANSWERED_PER_CONNECTION } from '../../src/http/pipelining.js'
-import { buildTestApp } from '../fixtures/app.js'
+import type { Metrics } from '../../src/metrics/registry.js'
+import { buildTestApp, type TestApp } from '../fixtures/app.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain } from '../fixtures/main-process.js'
+import { sampleValue } from '../fixtures/prometheus.js'
 import { until } from '../fixtures/wait.js'
 
 t.setTimeout(180_000)
@@ -32,15 +34,23 @@ async function listeningApp (t: Test) {
   return { ...test, port: (test.app.server.address() as { port: number }).port }
 }
 
+async function inFlight (test: TestApp): Promise<number | undefined> {
+  return sampleValue(await (test.metrics as Metrics).scrape(), 'edge_api_requests_in_flight')
+}
+
 t.test(`a connection's pipelined requests are handled ${MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION} at a time; the rest wait, then run in order`, async (t) => {
-  const { port, sim, logs } = await listeningApp(t)
+  const test = await listeningApp(t)
+  const { port, sim, logs } = test
   sim.hang(EPOCH_DATA)
   const { socket } = await pipeliner(port, pipelined(epochs(12)))
   await until(() => sim.count(EPOCH_DATA) >= MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, 'the first chain reads')
   // Time for the other eight to reach the chain, were they handled.
   await sleep(500)
   t.equal(sim.count(EPOCH_DATA), MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, 'only the first four reach the chain')
+  t.equal(await inFlight(test), 12, 'all twelve are in flight')
   socket.destroy()
+  // Node closes only the answer it was writing; the eleven queued behind it are closed too.
+  await until(async () => await inFlight(test) === 0, 'no request left in flight')
 
   // With answers, every request runs, and the answers come back in order.
   sim.clearFaults()
@@ -61,14 +71,16 @@ t.test(`a connection's pipelined requests are handled ${MAX_REQUESTS_IN_PROGRESS
 })
 
 t.test(`a client with more than ${MAX_UNANSWERED_PER_CONNECTION} requests unanswered is disconnected; the rest are never run`, async (t) => {
-  const { port, sim, logs } = await listeningApp(t)
+  const test = await listeningApp(t)
+  const { port, sim, logs } = test
   sim.hang(EPOCH_DATA)
-  const { closed } = await pipeliner(port, pipelined(epochs(MAX_UNANSWERED_PER_CONNECTION + 30)))
-  await closed
-  t.pass('the server closed the connection')
+  const { socket, closed } = await pipeliner(port, pipelined(epochs(MAX_UNANSWERED_PER_CONNECTION + 30)))
+  t.ok(await Promise.race([closed.then(() => true), sleep(10_000).then(() => false)]), 'the server closed the connection')
+  socket.destroy()
   t.match(logs.find((l) => l.msg === 'connection closed: too many pipelined requests unanswered'), { level: 30, unanswered: MAX_UNANSWERED_PER_CONNECTION })
   await sleep(200)
   t.equal(sim.count(EPOCH_DATA), MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, 'nothing beyond the first four was handled')
+  await until(async () => await inFlight(test) === 0, 'no request left in flight')
   t.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, 'other connections are served')
   // The four hung chain reads would otherwise hold the app's close until the chain timeout.
   sim.clearFaults()
