@@ -7,9 +7,12 @@ import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
 import type { LoadShedding } from './http/admission.js'
+import { ClientErrors, requireHost } from './http/client-errors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { handleUnrouted } from './http/methods.js'
-import { serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
+import { Pipelining } from './http/pipelining.js'
+import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
+import { SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import { Shedding } from './http/shedding.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
@@ -38,12 +41,19 @@ export interface AppOptions {
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
-  const { config, chain, readiness, logger } = options
-  // Per app, so two apps in one process (tests, the bench) never share a sequence.
-  let requestCounter = 0
+  const { config, chain, readiness, logger, metrics } = options
+  const requestIds = new RequestIds()
+  const pipelining = new Pipelining()
+  const timeouts = { ...SERVER_TIMEOUTS, ...options.serverTimeouts }
+  const clientErrors = new ClientErrors({ log: logger, requestIds, pipelining, timeouts, metrics })
+  const timeoutOptions = serverTimeoutOptions(timeouts)
   const app = Fastify({
     loggerInstance: logger,
-    ...serverTimeoutOptions(options.serverTimeouts),
+    ...timeoutOptions,
+    // Node's Host check answers an empty 400 nobody logs; requireHost answers it instead.
+    http: { ...timeoutOptions.http, requireHostHeader: false },
+    // Node's own refusals (400, 408, 431) in the envelope, logged and counted.
+    clientErrorHandler: clientErrors.answer,
     // Requests that reach an open keep-alive socket after close() get 503 + Connection: close
     // without running a handler, so a balancer may safely retry them elsewhere.
     return503OnClosing: true,
@@ -53,10 +63,12 @@ export async function buildApp (options: AppOptions) {
     // Fastify's two lines per request ("incoming request", "request completed") give way to
     // one access line (src/http/access-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
-    // A well-formed id from the router or client follows the request through our logs.
-    genReqId: (req) => {
-      const id = req.headers['x-request-id']
-      return typeof id === 'string' && /^[\w.:-]{1,64}$/.test(id) ? id : `r${(++requestCounter).toString(36)}`
+    // Always our own id; a well-formed X-Request-Id (the router's, or the caller's) goes on
+    // every line of the request beside it, as clientReqId.
+    genReqId: () => requestIds.next(),
+    childLoggerFactory: (parent, bindings, loggerOptions, raw) => {
+      const clientReqId = clientRequestId(raw.headers)
+      return parent.child(clientReqId === undefined ? bindings : { ...bindings, clientReqId }, loggerOptions)
     },
     // Long path values must reach validation and get a 400 that says what is wrong,
     // not the router's 404 (Fastify's default limit is 100 characters).
@@ -66,8 +78,8 @@ export async function buildApp (options: AppOptions) {
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  clientErrors.watch(app.server)
   // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
-  const { metrics } = options
   const shedding = new Shedding(app.log, metrics === undefined ? undefined : (reason) => metrics.shed(reason))
   app.decorate('shedding', shedding)
   app.addHook('onClose', async () => shedding.flush())
@@ -81,6 +93,14 @@ export async function buildApp (options: AppOptions) {
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
   app.setNotFoundHandler(handleUnrouted)
   if (metrics !== undefined) instrumentRequests(app, metrics)
+  // The answer says which id to quote: the caller's own when it sent one, ours otherwise.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, clientRequestId(request.headers) ?? request.id)
+    done()
+  })
+  app.addHook('onRequest', requireHost)
+  // After the metrics' hook: a request waiting its turn is in flight, and timed from arrival.
+  app.addHook('onRequest', pipelining.admit)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
   // the router's reused connections move to another replica before the listener closes, and

@@ -37,13 +37,16 @@ t.test('GET /openapi.json documents exactly the contract routes, each with its s
   }
 })
 
-t.test('a well-formed X-Request-Id follows the request into the log; anything else gets our own id', async (t) => {
+t.test('a well-formed X-Request-Id follows the request into the log beside our own id; anything else is dropped', async (t) => {
   const { app, logs } = await buildTestApp(t)
-  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'router-7f3a.1' } })
-  await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'bad id with spaces' } })
-  const ids = logs.filter((l) => l.msg === 'request').map((l) => l.reqId)
-  t.equal(ids[0], 'router-7f3a.1')
-  t.match(ids[1], /^r[0-9a-z]+$/)
+  const kept = await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'router-7f3a.1' } })
+  const dropped = await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'bad id with spaces' } })
+  const lines = logs.filter((l) => l.msg === 'request')
+  t.match(lines[0], { reqId: 'r1', clientReqId: 'router-7f3a.1' })
+  t.equal(kept.headers['x-request-id'], 'router-7f3a.1', 'echoed')
+  t.match(lines[1], { reqId: 'r2' })
+  t.notOk('clientReqId' in (lines[1] as object))
+  t.equal(dropped.headers['x-request-id'], 'r2', 'ours instead')
 })
 
 t.test('each app numbers its own requests: two apps in one process do not share a sequence', async (t) => {
@@ -104,7 +107,7 @@ t.test('at info, one access line per request and nothing else; a client error ad
   await app.inject('/v1/bls/epoch/abc')
   await app.inject('/healthz')
   t.same(logs.map((l) => l.msg), ['request', 'request', 'request'], 'no "incoming request" or "request completed"')
-  t.match(logs[0], { level: 30, reqId: 'req-1', method: 'GET', route: '/v1/status', status: 200, ms: Number })
+  t.match(logs[0], { level: 30, reqId: 'r1', clientReqId: 'req-1', method: 'GET', route: '/v1/status', status: 200, ms: Number })
   t.match(logs[1], { route: '/v1/bls/epoch/:id', status: 400 })
   t.match(logs[2], { route: '/healthz', status: 200 })
 })
@@ -126,5 +129,5 @@ t.test('a full chain queue is shed like overload: 503 + Retry-After, counted, no
 t.test('at debug, each request is also logged as it arrives', async (t) => {
   const { app, logs } = await buildTestApp(t)
   await app.inject({ url: '/v1/status', headers: { 'x-request-id': 'req-2' } })
-  t.same(logs.filter((l) => l.reqId === 'req-2').map((l) => l.msg), ['incoming request', 'request'])
+  t.same(logs.filter((l) => l.clientReqId === 'req-2').map((l) => l.msg), ['incoming request', 'request'])
 })

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 
 export interface AccessLogOptions {
   /** Responses to leave out (requests shed under load are counted and summarised instead). */
@@ -15,18 +15,19 @@ export interface AccessLogOptions {
 export function accessLog (options: AccessLogOptions = {}) {
   const skip = options.skip
   // A callback hook: no promise per request.
-  return function logAccess (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    if (skip?.(reply) !== true) {
-      request.log.info({
-        method: request.method,
-        // Unmatched requests (404, router errors) have no pattern.
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100
-      }, 'request')
-    }
+  return function onResponse (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    // Unmatched requests (404, router errors) have no pattern.
+    if (skip?.(reply) !== true) logAccess(request.log, request.method, request.routeOptions.url ?? null, reply.statusCode, reply.elapsedTime)
     done()
   }
+}
+
+/**
+ * The access line itself, also written for the requests Node refuses before Fastify sees
+ * them (src/http/client-errors.ts), which have no method or route.
+ */
+export function logAccess (log: FastifyBaseLogger, method: string | null, route: string | null, status: number, ms: number): void {
+  log.info({ method, route, status, ms: Math.round(ms * 100) / 100 }, 'request')
 }
 
 /**

@@ -15,6 +15,12 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 /** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched'
 
+/** The route label of a request Node itself refused (malformed, headers too large, timed out) before it had a route. */
+export const CLIENT_ERROR_ROUTE = 'clientError'
+
+/** The method label of such a request: Node could not read one. */
+export const UNKNOWN_METHOD = 'unknown'
+
 /** What the gauges read at scrape time; service.ts binds them to the chain client and readiness. */
 export interface MetricsSources {
   /** True from the drain latch (SIGTERM) on. */

@@ -16,14 +16,15 @@ export function instrumentRequests<Logger extends FastifyBaseLogger, Provider ex
   metrics: RequestMetrics
 ): void {
   // 'close' always comes, answered or not: Fastify's onResponse does not run for a request
-  // whose client went away first, and the gauge must not count it forever. One shared
-  // listener, no closure per request.
+  // whose client went away first, and the gauge must not count it forever (Pipelining closes
+  // the answers Node leaves queued on a closed connection). Once: Node may close one of those
+  // too. One shared listener, no closure per request.
   function ended (this: ServerResponse): void {
     metrics.requestEnded()
   }
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     metrics.requestStarted()
-    reply.raw.on('close', ended)
+    reply.raw.once('close', ended)
     done()
   })
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {

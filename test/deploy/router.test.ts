@@ -7,6 +7,8 @@ import t, { type Test } from 'tap'
 import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../fixtures/deploy/router.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { freePorts } from '../fixtures/e2e/replica.js'
+import { startListeningApp } from '../fixtures/listening-app.js'
+import { until } from '../fixtures/wait.js'
 
 // The backend policy (docs/compose.md, "What the router does"). Every rendering, DNS pool or loopback servers, must carry all of it.
 const POLICY = [
@@ -283,4 +285,66 @@ t.test('a real HAProxy refuses them, however the path is spelled, and passes eve
 
   await start('true')
   for (const path of refused.slice(0, 4)) t.equal(await status(path, method(path)), 503, `exposed: ${path} passes on`)
+})
+
+// The router's request id: client and frontend address:port, time, request counter and pid, in hex.
+const ROUTER_ID = /^[0-9A-F]{8}:[0-9A-F]+_[0-9A-F]{8}:[0-9A-F]+_[0-9A-F]+_[0-9A-F]+:[0-9A-F]+$/
+const REQUEST_ID = [
+  'unique-id-format %{+X}o\\ %ci:%cp_%fi:%fp_%Ts_%rt:%pid',
+  'unique-id-header X-Request-Id',
+  'http-request del-header X-Request-Id'
+]
+
+t.test('every rendering gives each request the router\'s own X-Request-Id, replacing a client\'s', async (t) => {
+  for (const env of [{}, { ...LOOPBACK }, { ...LOOPBACK, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }]) {
+    const lines = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', ...env }))
+    const frontend = lines.slice(lines.indexOf('frontend edge_api_in'), lines.indexOf('default_backend edge_api_pool'))
+    t.same(frontend.filter((l) => /unique-id|X-Request-Id/i.test(l)), REQUEST_ID, `${JSON.stringify(env)}: in the public frontend`)
+  }
+})
+
+t.test('through a real HAProxy, a request arrives with the router\'s id: in the access line and echoed to the client', async (t) => {
+  if (!requireTool(t, 'haproxy', 'the request-id check with the real binary')) return
+  const service = await startListeningApp(t, { announceMs: 0, budgetMs: 1000 })
+  const [routerPort, metricsPort] = await freePorts(2) as [number, number]
+  const file = join(t.testdir(), 'haproxy.cfg')
+  writeFileSync(file, renderRouterConfig({
+    EDGE_API_ROUTER_SERVERS: `127.0.0.1:${service.port}`,
+    EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
+    EDGE_API_ROUTER_PORT: String(routerPort),
+    EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`
+  }))
+  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
+  const exited = once(child, 'exit')
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+  })
+  const origin = `http://127.0.0.1:${routerPort}`
+  await until(async () => {
+    try {
+      return (await fetch(`${origin}/healthz`)).status === 200
+    } catch {
+      return false
+    }
+  }, 'the router to pass requests on', { intervalMs: 50 })
+
+  const from = service.logs.length
+  const plain = await fetch(`${origin}/v1/status`)
+  t.equal(plain.status, 200)
+  // A client claiming the id edge-api gives its first request.
+  const claiming = await fetch(`${origin}/v1/status`, { headers: { 'x-request-id': 'r1' } })
+  t.equal(claiming.status, 200)
+  const echoed = [plain.headers.get('x-request-id'), claiming.headers.get('x-request-id')] as [string, string]
+  for (const id of echoed) t.match(id, ROUTER_ID, `the answer carries the router's id: ${id}`)
+  t.not(echoed[0], echoed[1], 'one per request')
+  t.not(echoed[1], 'r1', 'the client\'s own id was replaced')
+
+  await until(() => service.logs.slice(from).filter((l) => l.msg === 'request' && l.route === '/v1/status').length === 2, 'both access lines')
+  const lines = service.logs.slice(from).filter((l) => l.msg === 'request' && l.route === '/v1/status')
+  t.same(lines.map((l) => l.clientReqId), echoed, 'the access line has the id the router set, as clientReqId')
+  for (const line of lines) t.match(line.reqId, /^r[0-9a-z]+$/, 'beside edge-api\'s own id')
+  t.not(lines[0]?.reqId, lines[1]?.reqId, 'the two requests stay apart in the log')
 })

@@ -128,10 +128,11 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
   const slowClient = new Client(router.url)
   t.teardown(async () => slowClient.destroy())
   const slowStarted = performance.now()
-  const slow = slowClient.request({ path: SLOW_PATH, method: 'GET', headers: { 'x-request-id': 'slow-rolling' } })
+  const slow = slowClient.request({ path: SLOW_PATH, method: 'GET' })
     .then(async ({ statusCode, body }) => ({ statusCode, body: await body.text(), ms: performance.now() - slowStarted }))
   const holder = await Promise.race(replicas.map(async (r, i) => {
-    await r.waitFor((l) => l.reqId === 'slow-rolling', 'the slow request')
+    // By its path: the router replaces any X-Request-Id a client sends with its own.
+    await r.waitFor((l) => l.msg === 'incoming request' && l.url === SLOW_PATH, 'the slow request')
     return i
   }))
   const order = [holder, ...[0, 1, 2].filter((i) => i !== holder)]
@@ -207,11 +208,12 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   const slowClient = new Client(router.url)
   t.teardown(async () => slowClient.destroy())
   const slowStarted = performance.now()
-  const slow = slowClient.request({ path: SLOW_PATH, method: 'GET', headers: { 'x-request-id': 'slow-counter' } })
+  const slow = slowClient.request({ path: SLOW_PATH, method: 'GET' })
     .then(async ({ statusCode, body }) => ({ statusCode, body: await body.text(), ms: performance.now() - slowStarted }),
       (err: NodeJS.ErrnoException) => ({ statusCode: 0, body: `${err.code}: ${err.message}`, ms: performance.now() - slowStarted }))
   const holder = await Promise.race(replicas.map(async (r, i) => {
-    await r.waitFor((l) => l.reqId === 'slow-counter', 'the slow request')
+    // By its path: the router replaces any X-Request-Id a client sends with its own.
+    await r.waitFor((l) => l.msg === 'incoming request' && l.url === SLOW_PATH, 'the slow request')
     return i
   }))
 

@@ -69,7 +69,7 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     EDGE_API_CHAIN_CONCURRENCY: '1',
     EDGE_API_DRAIN_ANNOUNCE: '8s',
     EDGE_API_SHUTDOWN_BUDGET: '10s'
-  }, { dist: true })
+  })
   t.teardown(() => { if (main.child.exitCode === null) main.child.kill('SIGKILL') })
   const origin = `http://127.0.0.1:${await main.port()}`
 
