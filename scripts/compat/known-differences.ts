@@ -28,6 +28,10 @@ const emptyListOrNone = (a: Json | undefined, b: Json | undefined): boolean => {
   return pair(a, b) || pair(b, a)
 }
 
+/** A string on one side, no key on the other: a field edge-api adds. */
+const addedString = (a: Json | undefined, b: Json | undefined): boolean =>
+  (typeof a === 'string' && b === undefined) || (a === undefined && typeof b === 'string')
+
 const PARTICIPANTS = /^\/v1\/epochs\/[^/?]+\/participants$/
 
 export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
@@ -37,7 +41,8 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
   { route: PARTICIPANTS, path: ['active_participants', 'participants', '*', 'models'], matches: emptyListOrNone },
   { route: PARTICIPANTS, path: ['active_participants', 'participants', '*', 'ml_nodes'], matches: emptyListOrNone },
   { route: /^\/v1\/governance\/models$/, path: ['models'], matches: emptyListOrNone },
-  { route: /^\/v1\/bridge\/addresses(?:\?|$)/, path: ['addresses'], matches: emptyListOrNone }
+  { route: /^\/v1\/bridge\/addresses(?:\?|$)/, path: ['addresses'], matches: emptyListOrNone },
+  { route: /^\/v1\/versions$/, path: ['api_version', 'build_time'], matches: addedString }
 ]
 
 /** A difference's name in reports: its path, lists as "[]". */

@@ -36,6 +36,10 @@ t.test('reconcile: a known difference is taken as equal, in either direction, an
   t.same(reconcile('/v1/epochs/42/participants', j('{"active_participants":{}}'), j('{"active_participants":{"participants":[]}}')), ['active_participants.participants'])
   t.same(reconcile('/v1/bridge/addresses?chain=ethereum', j('{"addresses":null}'), j('{"addresses":[]}')), ['addresses'])
   t.same(reconcile('/v1/governance/models', j('{"models":[]}'), j('{"models":null}')), ['models'])
+  const versions = j('{"api_version":{"commit":"","build_time":""}}')
+  t.same(reconcile('/v1/versions', j('{"api_version":{"commit":""}}'), versions), ['api_version.build_time'], 'a field edge-api adds')
+  t.same(canonicalLines(versions), lines('{"api_version":{"commit":""}}'))
+  t.same(reconcile('/v1/versions', j('{"api_version":{"build_time":""}}'), j('{"api_version":{}}')), ['api_version.build_time'])
 })
 
 t.test('reconcile: anything else is left as it is', async (t) => {
@@ -48,7 +52,8 @@ t.test('reconcile: anything else is left as it is', async (t) => {
     ['/v1/governance/models-legacy', '{"model":null}', '{"model":[]}'],
     ['/v1/epochs/current/participants', '{"active_participants":{"participants":[{"index":"a"}]}}', '{"active_participants":{"participants":[]}}'],
     ['/v1/epochs/current/participants', '{"active_participants":{"participants":{}}}', '{"active_participants":{"participants":[]}}'],
-    ['/v1/bridge/addresses?chain=x', '{"addresses":[]}', '{"addresses":[]}']
+    ['/v1/bridge/addresses?chain=x', '{"addresses":[]}', '{"addresses":[]}'],
+    ['/v1/versions', '{"api_version":{"build_time":""}}', '{"api_version":{"build_time":7}}']
   ]
   for (const [path, a, b] of cases) {
     const candidate = j(b)
@@ -89,6 +94,7 @@ t.test('npm run compat against a server with the newest Go\'s shapes: known diff
           .replace(/"models":\[\],|"ml_nodes":\[\],|"participants":\[\],/g, '')
           .replace(/^\{"models":\[\]\}$/, '{"models":null}')
           .replace('"addresses":[]', '"addresses":null')
+          .replace(/,"build_time":"[^"]*"/, '')
         if (path.startsWith('/v1/bls/signatures/')) body = body.replace(/"status":(\d+)/, (_, n: string) => `"status":"${SIGNING_STATUSES[Number(n)] as string}"`)
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain' }).end(extra(path, body))
       }, () => res.writeHead(502).end())
@@ -113,7 +119,8 @@ t.test('npm run compat against a server with the newest Go\'s shapes: known diff
       '/v1/epochs/current/participants': participants,
       [`/v1/epochs/${CURRENT_EPOCH}/participants`]: participants,
       '/v1/governance/models': ['models'],
-      '/v1/bridge/addresses?chain=ethereum': ['addresses']
+      '/v1/bridge/addresses?chain=ethereum': ['addresses'],
+      '/v1/versions': ['api_version.build_time']
     })
   }
 
@@ -123,7 +130,7 @@ t.test('npm run compat against a server with the newest Go\'s shapes: known diff
   t.match(out, `ok    /v1/bls/signatures/${COMPLETED_REQUEST_ID}  200 (known differences: signing_request.status)`)
   t.match(out, `ok    /v1/bls/epoch/${CURRENT_EPOCH}  200 (known differences: epoch_data.dkg_phase)`)
   t.match(out, 'compat: known differences, not failures (docs/clients.md): epoch_data.dkg_phase, signing_request.status, ' +
-    'active_participants.participants[].models, active_participants.participants[].ml_nodes, models, addresses\n')
+    'active_participants.participants[].models, active_participants.participants[].ml_nodes, models, addresses, api_version.build_time\n')
   t.match(out, /0 different\n$/)
 
   // The same server with one more difference, of a kind that is not known: that still fails.
