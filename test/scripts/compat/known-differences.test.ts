@@ -65,6 +65,19 @@ t.test('reconcile: anything else is left as it is', async (t) => {
     ['active_participants.participants[].models'], 'lists of different lengths: the common elements')
 })
 
+t.test('answers that are not JSON are compared as text, with no known differences looked for', async (t) => {
+  const text = async (body: string): Promise<string> => {
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(body))
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    t.teardown(() => { server.closeAllConnections(); server.close() })
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
+  const report = await compareServers(await text('ok'), await text('ok'), { retries: 0 })
+  t.equal(report.mismatches, 0)
+  t.ok(report.results.every((r) => r.known.length === 0 && /^200(?: \(key paths\))?$/.test(r.summary)))
+})
+
 t.test('docs/clients.md lists every known difference, and the enum names are the chain\'s', async (t) => {
   const doc = readFileSync(new URL('../../../docs/clients.md', import.meta.url), 'utf8')
   for (const difference of KNOWN_DIFFERENCES) t.match(doc, `\`${fieldName(difference)}\``, fieldName(difference))
