@@ -12,6 +12,15 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
+# Build identity: the commit and time this image is built from, given as build arguments
+#   docker build --build-arg GIT_COMMIT="$(git rev-parse HEAD)" \
+#     --build-arg BUILD_TIME="$(date -u +%Y-%m-%dT%H:%M:%SZ)" -t edge-api:local .
+# and written beside the compiled code, where the service reads them at start
+# (src/build-info.ts): nothing reads a .git at run time. Declared after the compile, so a new
+# commit does not invalidate the cached layers above.
+ARG GIT_COMMIT=""
+ARG BUILD_TIME=""
+RUN node -e "require('node:fs').writeFileSync('dist/build-info.json', JSON.stringify({ commit: process.env.GIT_COMMIT, build_time: process.env.BUILD_TIME }) + '\n')"
 
 # --- production dependencies only --------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyError } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
+import type { BuildInfo } from './build-info.js'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
@@ -28,6 +29,8 @@ export interface AppOptions {
   readonly readiness: Readiness
   /** Where the app's log lines go (service.ts passes the one the process logs with). */
   readonly logger: Logger
+  /** Which build this is (src/build-info.ts), for /v1/versions. */
+  readonly build: BuildInfo
   /** Overrides of the /v1 load-shedding thresholds (tests trip them on purpose). */
   readonly loadShedding?: LoadShedding
   /** Overrides of the server timeouts (tests shorten them); SERVER_TIMEOUTS by default. */
@@ -121,6 +124,7 @@ export async function buildApp (options: AppOptions) {
   await app.register(v1, {
     prefix: '/v1',
     chain,
+    build: options.build,
     shedding,
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,

@@ -70,10 +70,14 @@ async function main (): Promise<void> {
     log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
     return await exit(1)
   }
-  const { drain, port, metricsPort } = service
+  const { drain, port, metricsPort, build } = service
   log.info({
     port,
     host: config.host,
+    // Which build this replica runs (src/build-info.ts): after a rolling upgrade, the log says.
+    version: build.version,
+    commit: build.commit,
+    buildTime: build.buildTime,
     // The metrics listener (GET /metrics), or 'off'.
     metrics: metricsPort === undefined ? 'off' : { port: metricsPort, host: config.metricsHost },
     bootMs: Math.round(performance.now() - startedAt)

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
 import { buildApp, type EdgeApp } from './app.js'
+import { loadBuildInfo, type BuildInfo } from './build-info.js'
 import { ChainClient, type ChainClientOptions } from './chain/client.js'
 import type { Config } from './config.js'
 import { ListenError } from './errors.js'
@@ -33,6 +34,8 @@ export interface ServiceOptions {
   readonly verifyTuning?: VerifyTuning
   /** The metrics port, when a test or the bench needs any free one (0) or metrics on despite the config. @default the config's */
   readonly metricsPort?: number
+  /** Which build this is. @default what the image build wrote beside the compiled code (loadBuildInfo) */
+  readonly build?: BuildInfo
 }
 
 /** The app with the dependencies it was built on; nothing listens yet. */
@@ -42,6 +45,8 @@ export interface BuiltService {
   readonly readiness: Readiness
   /** The service's metrics; undefined when they are off (EDGE_API_METRICS_PORT=off). */
   readonly metrics: Metrics | undefined
+  /** Which build this is: /v1/versions, edge_api_build_info and main.ts's `listening` line name it. */
+  readonly build: BuildInfo
   /** Closes the app, then the chain client's connections (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
@@ -57,9 +62,10 @@ export interface Service extends BuiltService {
 /** Builds everything but the sockets: tests that only inject requests stop here. */
 export async function buildService (options: ServiceOptions): Promise<BuiltService> {
   const { config } = options
+  const build = options.build ?? loadBuildInfo()
   // One registry per service (never prom-client's global one): several services in one
   // process (tests, the bench) keep their own series. None at all when metrics are off.
-  const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new Metrics()
+  const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new Metrics(build)
   const chain = new ChainClient({
     baseUrl: config.chainRestUrls,
     timeoutMs: config.chainTimeoutMs,
@@ -75,12 +81,12 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     chainQueueDepth: () => chain.queued,
     chainNodesUp: () => chain.nodesUp
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()
   }
-  return { app, chain, readiness, metrics, close }
+  return { app, chain, readiness, metrics, build, close }
 }
 
 /**

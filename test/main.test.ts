@@ -38,7 +38,7 @@ t.test('clean drain: SIGTERM → unready during the 5 s window → exit 0, log l
   t.same(steps, DRAIN_STEPS, 'every step, in order')
   const line = (msg: string) => main.lines.find((l) => l.msg === msg) as Record<string, unknown>
   t.match(line('starting'), { drainAnnounce: '5s', shutdownBudget: '2m', chain: sim.url })
-  t.match(line('listening'), { port, host: '127.0.0.1', metrics: 'off', bootMs: Number })
+  t.match(line('listening'), { port, host: '127.0.0.1', metrics: 'off', bootMs: Number, version: /^\d+\.\d+\.\d+/, commit: '', buildTime: '' }, 'which build: no build-info.json beside src/')
   t.match(line('shutdown signal'), { signal: 'SIGTERM', announce: '5s', budget: '2m' })
   t.match(line('announcing drain'), { announce: '5s', announceMs: 5000 })
   t.match(line('listener closed'), { announcedMs: Number, budget: '2m' })

@@ -5,7 +5,8 @@ export const USAGE = `usage: npm run compat -- [options] <reference-url> <candid
 
 Calls every /v1 route on both servers (parameters read from the reference server's chain
 state), compares statuses and bodies (keys sorted), prints a diff per route that differs,
-and exits 1 if any does (0 when all are equal, 2 on a usage error).
+and exits 1 if any does (0 when all are equal, 2 on a usage error). edge-api's deliberate
+differences from the newest Go (docs/clients.md) are listed as known differences, not counted.
 
 options:
   --request-id <hex>          also compare /v1/bls/signatures/<hex>

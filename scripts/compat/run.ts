@@ -1,5 +1,6 @@
 import { canonicalLines, keyPaths, parseJson, type Json } from './json.js'
 import { lineDiff } from './diff.js'
+import { fieldName, KNOWN_DIFFERENCES, reconcile } from './known-differences.js'
 import { discoverParams, routesFor, type ExtraParams, type Get, type Route } from './routes.js'
 
 // Calls every route on two servers and compares them, as the Go project's compatibility test
@@ -8,7 +9,8 @@ import { discoverParams, routesFor, type ExtraParams, type Get, type Route } fro
 // compared after sorting keys. Stricter than Go's test, which accepted any two bodies with the
 // same top-level keys: here the whole body must match (versions: its key paths). A body that
 // differs is fetched again from both, in case the chain moved between the two calls (Go's test
-// retried /v1/participants while the block heights differed).
+// retried /v1/participants while the block heights differed). edge-api's deliberate differences
+// from the newest Go (known-differences.ts, docs/clients.md) are reported, not counted.
 
 export interface CompatOptions extends ExtraParams {
   /** Extra fetches of both servers when their bodies differ. @default 3 */
@@ -28,6 +30,8 @@ export interface RouteResult {
   readonly summary: string
   /** Diff lines ("- " first server, "+ " second) when the bodies differ. */
   readonly diff: readonly string[]
+  /** The known differences found in the answer (docs/clients.md), by field. */
+  readonly known: readonly string[]
 }
 
 export interface CompatReport {
@@ -73,27 +77,36 @@ async function attemptRoute (route: Route, getA: Get, getB: Get): Promise<RouteR
   const [a, b] = await Promise.allSettled([getA(path), getB(path)])
   if (a.status === 'rejected' || b.status === 'rejected') {
     const why = (r: PromiseSettledResult<Answer>): string => (r.status === 'rejected' ? describe(r.reason) : 'ok')
-    return { path, ok: false, summary: `request failed: first ${why(a)}, second ${why(b)}`, diff: [] }
+    return { path, ok: false, summary: `request failed: first ${why(a)}, second ${why(b)}`, diff: [], known: [] }
   }
   const [x, y] = [a.value, b.value]
   if (x.status !== y.status) {
-    return { path, ok: false, summary: `status ${x.status} vs ${y.status}`, diff: lineDiff(lines(x.body, 'body'), lines(y.body, 'body')) }
+    return { path, ok: false, summary: `status ${x.status} vs ${y.status}`, diff: lineDiff(lines(parse(x.body), 'body'), lines(parse(y.body), 'body')), known: [] }
   }
   // Both failed the same way: compatible, as in Go's test (error texts are not compared).
-  if (x.status < 200 || x.status > 299) return { path, ok: true, summary: `${x.status} (both)`, diff: [] }
-  const diff = lineDiff(lines(x.body, route.compare), lines(y.body, route.compare))
-  return { path, ok: diff.length === 0, summary: route.compare === 'keys' ? `${x.status} (key paths)` : String(x.status), diff }
+  if (x.status < 200 || x.status > 299) return { path, ok: true, summary: `${x.status} (both)`, diff: [], known: [] }
+  const [first, second] = [parse(x.body), parse(y.body)]
+  const known = 'json' in first && 'json' in second ? reconcile(path, first.json, second.json) : []
+  const diff = lineDiff(lines(first, route.compare), lines(second, route.compare))
+  const summary = (route.compare === 'keys' ? `${x.status} (key paths)` : String(x.status)) + (known.length > 0 ? ` (known differences: ${known.join(', ')})` : '')
+  return { path, ok: diff.length === 0, summary, diff, known }
+}
+
+type Body = { json: Json } | { text: string }
+
+/** A body parsed, or kept as text when it is not JSON. */
+function parse (body: string): Body {
+  try {
+    return { json: parseJson(body) }
+  } catch {
+    return { text: body }
+  }
 }
 
 /** A body as canonical lines: JSON with sorted keys (or its key paths), else its raw lines. */
-function lines (body: string, compare: Route['compare']): string[] {
-  let json: Json
-  try {
-    json = parseJson(body)
-  } catch {
-    return body.split('\n')
-  }
-  return compare === 'keys' ? keyPaths(json) : canonicalLines(json)
+function lines (body: Body, compare: Route['compare']): string[] {
+  if ('text' in body) return body.text.split('\n')
+  return compare === 'keys' ? keyPaths(body.json) : canonicalLines(body.json)
 }
 
 function describe (err: unknown): string {
@@ -110,6 +123,9 @@ export function formatReport (report: CompatReport, first: string, second: strin
     for (const line of r.diff.slice(0, maxDiffLines)) out.push(`      ${line}`)
     if (r.diff.length > maxDiffLines) out.push(`      … ${r.diff.length - maxDiffLines} more lines`)
   }
+  const found = new Set(report.results.flatMap((r) => r.known))
+  const known = KNOWN_DIFFERENCES.map(fieldName).filter((name) => found.has(name))
+  if (known.length > 0) out.push(`compat: known differences, not failures (docs/clients.md): ${known.join(', ')}`)
   out.push(`compat: ${report.results.length} routes, ${report.results.length - report.mismatches} equal, ${report.mismatches} different`)
   return `${out.join('\n')}\n`
 }

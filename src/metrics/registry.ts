@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { BuildInfo } from '../build-info.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 
@@ -66,7 +67,8 @@ export class Metrics implements ChainObserver {
   readonly #requestChildren = new Map<string, Child>()
   readonly #chainChildren = new Map<string, Child>()
 
-  constructor () {
+  /** `build`: which build this is, for edge_api_build_info. */
+  constructor (build: Pick<BuildInfo, 'version' | 'commit'> = { version: '', commit: '' }) {
     const own = new Registry()
     const registers = [own]
     // A gauge read at scrape time (prom-client calls collect() with the gauge as `this`).
@@ -118,6 +120,13 @@ export class Metrics implements ChainObserver {
       labelNames: ['result'],
       registers
     })
+    // The usual build_info: always 1, its labels say which build this replica runs.
+    new Gauge({
+      name: 'edge_api_build_info',
+      help: 'Always 1; version (package.json) and commit (the image build\'s GIT_COMMIT, "" when unknown) name the build this replica runs',
+      labelNames: ['version', 'commit'],
+      registers
+    }).set({ version: build.version, commit: build.commit }, 1)
     this.registry = Registry.merge([own, processMetrics()])
   }
 

@@ -1,11 +1,12 @@
-import { Type, type TNull, type TObject, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
+import { Type, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
 import { int64, type Json } from './schema.js'
 
 // The newest Go edge-api's protoToAPIJSON (zpoken/gonka common/queryapi/protojson.go@ef1a5efd):
 // the protojson the chain gateway also speaks (cosmos codec.ProtoMarshalJSON: OrigName,
 // EmitDefaults), with int32/int64/uint32/uint64 fields rewritten as JSON numbers. So, unlike
 // Go's encoding/json (encoding-json.ts):
-// - enums stay names ("DKG_PHASE_COMPLETED"); a value the chain's enum lacks stays a number;
+// - enums stay names ("DKG_PHASE_COMPLETED"); a value the chain's enum lacks stays a number
+//   (ApiNumberEnum instead writes the number, for the BLS enums real clients read as numbers);
 // - every field is present: 0, "", false, [] for an empty list, null for an unset message
 //   (a schema marked Nullable) or empty bytes (jsonpb hands a nil []byte to encoding/json,
 //   which writes null);
@@ -13,11 +14,22 @@ import { int64, type Json } from './schema.js'
 // Used for BLS epoch_data and signing_request and for active_confirmation_poc_event.
 
 const ENUM_KEY = 'x-api-enum'
+const NUMBER_ENUM_KEY = 'x-api-number-enum'
 const BYTES_KEY = 'x-api-bytes'
 
 /** A protobuf enum written as its name; `names[0]` is the zero value. */
 export function ApiEnum (names: readonly [string, ...string[]]): TUnsafe<string> {
   return Type.Unsafe<string>({ type: 'string', enum: [...names], description: `enum name; ${names[0]} when unset`, [ENUM_KEY]: true })
+}
+
+/**
+ * A protobuf enum written as its number, as Go's encoding/json writes a gogoproto enum field;
+ * `names[n]` is the gateway's name of value n. A name not listed (a newer chain's value) is 0,
+ * the enum's "unset"; a number the gateway sends (a value its own enum lacks) stays itself.
+ */
+export function ApiNumberEnum (names: readonly [string, ...string[]]): TInteger {
+  const doc = names.map((name, n) => `${n}=${name}`).join(', ')
+  return Type.Integer({ format: 'int32', description: `enum number: ${doc}; 0 when unset`, [NUMBER_ENUM_KEY]: [...names] })
 }
 
 /** A protobuf bytes field: base64, null when empty. */
@@ -43,6 +55,7 @@ interface Schema {
   nullable?: boolean
   enum?: string[]
   [ENUM_KEY]?: boolean
+  [NUMBER_ENUM_KEY]?: string[]
   [BYTES_KEY]?: boolean
 }
 
@@ -55,7 +68,11 @@ export function toApiJson<T extends TSchema> (schema: T, value: unknown): Static
 function convert (schema: Schema, value: unknown): Json {
   if (value === undefined || value === null) return zero(schema)
   switch (schema.type) {
-    case 'integer': return typeof value === 'number' || typeof value === 'string' ? int64(value) : 0
+    case 'integer': {
+      const names = schema[NUMBER_ENUM_KEY]
+      if (names !== undefined && typeof value === 'string') return Math.max(names.indexOf(value), 0)
+      return typeof value === 'number' || typeof value === 'string' ? int64(value) : 0
+    }
     case 'number': return typeof value === 'number' ? value : 0
     case 'boolean': return value === true
     case 'string':

@@ -83,3 +83,17 @@ t.test('.dockerignore keeps the context to what the build copies', async (t) => 
   }
   for (const never of ['node_modules', 'dist', '.git', 'test', '.tap', 'config.env']) t.notOk(allowed.has(never), `${never} stays out`)
 })
+
+t.test('build identity: GIT_COMMIT and BUILD_TIME are build arguments written beside dist/, never read from a .git', async (t) => {
+  const build = stages.find((s) => s.instructions.some((i) => i.op === 'RUN' && /npm run build/.test(i.args))) as Stage
+  const at = (predicate: (i: Instruction) => boolean): number => build.instructions.findIndex(predicate)
+  const compile = at((i) => i.op === 'RUN' && /npm run build/.test(i.args))
+  const write = at((i) => i.op === 'RUN' && /dist\/build-info\.json/.test(i.args))
+  for (const name of ['GIT_COMMIT', 'BUILD_TIME']) {
+    const declared = at((i) => i.op === 'ARG' && i.args.split('=')[0] === name)
+    t.ok(declared > compile, `ARG ${name} after the compile: a new commit keeps the compiled layers cached`)
+    t.ok(declared < write, 'and before the RUN that writes it (test/build-info.test.ts runs that line)')
+  }
+  t.ok(only(runtime, 'COPY').some((c) => c.args === `--from=${build.name as string} /app/dist ./dist`), 'the runtime takes dist/ with the file in it')
+  t.notOk(stages.some((s) => s.instructions.some((i) => /\.git\b|\bgit /.test(i.args))), 'no git, no .git, in any stage')
+})

@@ -32,7 +32,9 @@ t.test('GET /v1/epochs/{epoch}/participants equals the Go golden file (TestEpoch
   t.equal(res.statusCode, 200)
   const got = res.json()
   t.same(sortedKeys(got), sortedKeys(EPOCH_PARTICIPANTS_GOLDEN), 'goldenKeys(golden) == goldenKeys(got)')
-  t.same(got, EPOCH_PARTICIPANTS_GOLDEN, 'the whole body equals the golden file')
+  // One deliberate difference (docs/clients.md): the participants list is [] where Go leaves it out.
+  const golden = { ...EPOCH_PARTICIPANTS_GOLDEN, active_participants: { participants: [], ...EPOCH_PARTICIPANTS_GOLDEN.active_participants } }
+  t.same(got, golden, 'the whole body equals the golden file, but for participants: []')
   assertDapiKeys(t, '/v1/epochs/{epoch}/participants', got)
   t.not(got.active_participants_bytes, '', 'proof-bearing contract: bytes present')
   t.ok(got.proof_ops, 'proof_ops present')
@@ -72,8 +74,9 @@ t.test('GET /v1/bls/epoch/{id} and /v1/bls/epochs/{id} (bls_test.go)', async (t)
   sim.override(`${BLS}/epoch_data/7`, blsEpochStub('7'))
   const body = (await app.inject('/v1/bls/epoch/7')).json()
   t.equal(body.epoch_data.epoch_id, 7, 'epoch_id must be a JSON number')
-  t.type(body.epoch_data.dkg_phase, 'string', 'dkg_phase must be an enum name')
-  t.equal(body.epoch_data.dkg_phase, 'DKG_PHASE_COMPLETED')
+  // Go: "dkg_phase must be an enum name". A deliberate difference (docs/clients.md): the
+  // number, as the deployed wire sends it and testermint reads it.
+  t.equal(body.epoch_data.dkg_phase, 3, 'DKG_PHASE_COMPLETED as its number')
   t.same(body.epoch_data.participants, [], 'every field present, an empty list as []')
   sim.override(`${BLS}/epoch_data/2`, blsEpochStub('2'))
   const alias = await app.inject('/v1/bls/epochs/2')
@@ -88,8 +91,9 @@ t.test('GET /v1/bls/signatures/{request_id} (bls_test.go)', async (t) => {
   sim.override(`${BLS}/signing_status/${id}`, PENDING_SIGNING_STUB)
   const pending = await app.inject('/v1/bls/signatures/deadbeef')
   t.equal(pending.statusCode, 200)
-  t.type(pending.json().signing_request.status, 'string', 'status must be an enum name')
-  t.match(pending.json().signing_request.status, /PENDING/)
+  // Go: "status must be an enum name". A deliberate difference (docs/clients.md): testermint
+  // parses it with status.toString().toInt().
+  t.equal(pending.json().signing_request.status, 1, 'THRESHOLD_SIGNING_STATUS_PENDING_SIGNING as its number')
   sim.clearFaults()
   sim.fail(`${BLS}/signing_status`, 5, 'signing request not found')
   const missing = await app.inject('/v1/bls/signatures/deadbeef')
@@ -180,7 +184,8 @@ t.test('GET /v1/bridge/addresses (bridge_test.go)', async (t) => {
   const found = await app.inject('/v1/bridge/addresses?chain=ethereum')
   t.equal(found.statusCode, 200)
   for (const text of ['0xdeadbeef', '0xcafebabe', '"chain_name":"ethereum"']) t.match(found.body, text)
-  t.match((await app.inject('/v1/bridge/addresses?chain=unknown')).body, '"addresses":null')
+  // Go answers null here; a deliberate difference (docs/clients.md): lists are always arrays.
+  t.match((await app.inject('/v1/bridge/addresses?chain=unknown')).body, '"addresses":[]')
   sim.clearFaults()
   sim.fail(`${INFERENCE}/bridge_addresses`, 5, 'chain not found')
   t.equal((await app.inject('/v1/bridge/addresses?chain=unknown')).statusCode, 500, 'TestGetBridgeAddresses_Returns500OnGRPCError')

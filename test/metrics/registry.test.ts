@@ -36,6 +36,13 @@ t.test(`every metric of the table in ${METRICS_DOC}, with its type and labels, a
   t.equal(sampleValue(text, 'edge_api_chain_queue_depth'), 0)
   t.equal(sampleValue(text, 'edge_api_requests_in_flight'), 0)
   t.equal(sampleValue(text, 'edge_api_chain_node_up'), undefined)
+  t.equal(sampleValue(text, 'edge_api_build_info', { version: '', commit: '' }), 1, 'no build given: empty labels')
+})
+
+t.test('edge_api_build_info names the build, always 1', async (t) => {
+  const text = await new Metrics({ version: '1.2.3', commit: 'c0ffee1' }).scrape()
+  t.equal(sampleValue(text, 'edge_api_build_info', { version: '1.2.3', commit: 'c0ffee1' }), 1)
+  t.equal(parseSamples(text).filter((s) => s.name === 'edge_api_build_info').length, 1, 'one series')
 })
 
 t.test('the gauges read their sources at scrape time', async (t) => {

@@ -3,25 +3,24 @@ import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
-import { ApiBytes, ApiEnum, toApiJson } from '../../wire/proto-to-api-json.js'
+import { ApiBytes, ApiNumberEnum, toApiJson } from '../../wire/proto-to-api-json.js'
 import { Int64, Uint64 } from '../../wire/schema.js'
 import { goIntegerError } from '../../http/param-errors.js'
 import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js'
 
 // The BLS module (inference.bls): DKG data per epoch and threshold signing requests, answered
-// as the newest Go edge-api does: protoToAPIJSON over the gogoproto structs (enums as names,
-// 64-bit integers as numbers, every field present, empty bytes null), plus the points
-// uncompressed for EVM contracts. Sources: zpoken/gonka common/queryapi/bls.go@ef1a5efd
-// ("Integers as JSON numbers, enums as names"), its tests/bls_test.go ("dkg_phase must be an
-// enum name", "status must be an enum name", "epoch_id must be a JSON number") and
-// protojson_test.go TestProtoToAPIJSON_EnumNamesAndNumericInts. The older
-// gonka-ai common/queryapi/bls.go@e7d8032e (encoding/json: enum numbers, omitempty) is
-// superseded (the newest Go wins: docs/routes.md).
+// as the newest Go edge-api does (protoToAPIJSON over the gogoproto structs: 64-bit integers as
+// numbers, every field present, empty bytes null; zpoken/gonka common/queryapi/bls.go@ef1a5efd,
+// its tests/bls_test.go "epoch_id must be a JSON number"), plus the points uncompressed for
+// EVM contracts, with one deliberate difference: enums are numbers, as the deployed wire sends
+// them (gonka-ai common/queryapi/bls.go@e7d8032e, encoding/json) and as testermint reads them
+// (BLSDKGSuccessTest: `status.toString().toInt()`). The newest Go writes names; every BLS
+// client found accepts numbers, and a name breaks testermint (docs/clients.md).
 
 const Uint32 = (): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0 })
 
-/** inference.bls.DKGPhase. DISPUTING was appended after SIGNED when the dispute phase came. */
-const DkgPhase = ApiEnum([
+/** inference.bls.DKGPhase, by number. DISPUTING was appended after SIGNED when the dispute phase came. */
+export const DKG_PHASES = [
   'DKG_PHASE_UNDEFINED',
   'DKG_PHASE_DEALING',
   'DKG_PHASE_VERIFYING',
@@ -29,10 +28,11 @@ const DkgPhase = ApiEnum([
   'DKG_PHASE_FAILED',
   'DKG_PHASE_SIGNED',
   'DKG_PHASE_DISPUTING'
-])
+] as const
+const DkgPhase = ApiNumberEnum(DKG_PHASES)
 
-/** inference.bls.ThresholdSigningStatus. */
-const SigningStatus = ApiEnum([
+/** inference.bls.ThresholdSigningStatus, by number. */
+export const SIGNING_STATUSES = [
   'THRESHOLD_SIGNING_STATUS_UNDEFINED',
   'THRESHOLD_SIGNING_STATUS_PENDING_SIGNING',
   'THRESHOLD_SIGNING_STATUS_COLLECTING_SIGNATURES',
@@ -40,8 +40,9 @@ const SigningStatus = ApiEnum([
   'THRESHOLD_SIGNING_STATUS_FAILED',
   'THRESHOLD_SIGNING_STATUS_EXPIRED',
   'THRESHOLD_SIGNING_STATUS_CANCELLED'
-])
-const COMPLETED = 'THRESHOLD_SIGNING_STATUS_COMPLETED'
+] as const
+const SigningStatus = ApiNumberEnum(SIGNING_STATUSES)
+const COMPLETED = SIGNING_STATUSES.indexOf('THRESHOLD_SIGNING_STATUS_COMPLETED')
 
 const BLSParticipantInfo = Type.Object({
   address: Type.String(),

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { legacyChainQuery } from '../../errors.js'
-import { Nullable, withChainErrors } from './schemas.js'
+import { withChainErrors } from './schemas.js'
 
 /** An external chain's name as the bridge registers it, e.g. "ethereum". */
 const ChainNameParam = Type.String({
@@ -13,7 +13,8 @@ const ChainNameParam = Type.String({
 const BridgeAddresses = Type.Object({
   chain_name: Type.String(),
   chain_id: Type.String(),
-  addresses: Nullable(Type.Array(Type.String(), { description: 'null when the chain has no bridge contracts' }))
+  // [] where Go wrote null: lists that clients index are always arrays (docs/clients.md).
+  addresses: Type.Array(Type.String(), { description: '[] when the chain has no bridge contracts' })
 })
 
 interface GatewayBridgeAddresses {
@@ -35,6 +36,6 @@ export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       (err) => `Failed to get addresses for chain '${name}': ${err.message}`
     ) as GatewayBridgeAddresses | null
     const addresses = (answer?.addresses ?? []).map((entry) => entry?.address ?? '')
-    return { chain_name: name, chain_id: name, addresses: addresses.length > 0 ? addresses : null }
+    return { chain_name: name, chain_id: name, addresses }
   })
 }

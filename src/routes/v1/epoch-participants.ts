@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import { activeParticipantsKey, decodeActiveParticipants } from '../../chain/active-participants.js'
+import { activeParticipantsKey, decodeActiveParticipants, type ActiveParticipants } from '../../chain/active-participants.js'
 import { chainPath, type ChainClient } from '../../chain/client.js'
 import { CometBlock, cometBlockFromGateway, CometProofOps, cometProofOpsFromGateway, type CometBlockJson } from '../../chain/cometbft-block.js'
 import { omitEmpty, ProtoMessage } from '../../wire/encoding-json.js'
@@ -21,7 +21,9 @@ const STORE_PATH = 'store/inference/key'
 // encoding/json on ActiveParticipants"; its golden file's active_participants is
 // {"created_at_block_height":100,"epoch_group_id":1}; json tags in zpoken/gonka
 // inference-chain/x/inference/types/activeparticipants.pb.go@89ff8bdb). The older golden
-// file (gonka-ai@604dd86a) had every field; the newest wins (docs/routes.md).
+// file (gonka-ai@604dd86a) had every field; the newest wins (docs/routes.md), except for the lists
+// clients index without a guard, which are always arrays ([] breaks no client): the
+// participants, and each participant's models and ml_nodes (docs/clients.md).
 const MLNodeInfo = ProtoMessage({
   node_id: Type.String(),
   throughput: Int64(),
@@ -41,7 +43,7 @@ const ActiveParticipant = ProtoMessage({
   voting_powers: Type.Array(ProtoMessage({ model_id: Type.String(), voting_power: Int64() }))
 })
 
-const ActiveParticipants = ProtoMessage({
+const ActiveParticipantsSchema = ProtoMessage({
   participants: Type.Array(ActiveParticipant),
   epoch_group_id: Uint64(),
   poc_start_block_height: Int64(),
@@ -71,7 +73,7 @@ const ExcludedParticipant = Type.Object({
 const ALWAYS = 'always present'
 
 const ActiveParticipantsWithProof = Type.Object({
-  active_participants: ActiveParticipants,
+  active_participants: ActiveParticipantsSchema,
   addresses: Type.Array(Type.String(), { description: 'per participant: HEX-UPPER(SHA256(validator_key)[:20]), "" when the key is not base64' }),
   active_participants_bytes: Type.String({ description: 'the store value, lower-case hex' }),
   proof_ops: Type.Optional(CometProofOps),
@@ -136,7 +138,7 @@ export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }
       validators = (set.validators ?? []).map(toValidator)
     }
     return {
-      active_participants: omitEmpty(participants) as Static<typeof ActiveParticipants>,
+      active_participants: participantsJson(participants),
       addresses: participants.participants.map((p) => validatorKeyAddress(p.validator_key)),
       active_participants_bytes: Buffer.from(bytes).toString('hex'),
       ...(proofOps !== undefined ? { proof_ops: proofOps } : {}),
@@ -145,6 +147,14 @@ export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }
       excluded_participants: await excluded(chain, epoch, log)
     }
   })
+}
+
+/** Go's omitempty shape (a nil seed left out), with the lists that clients index always present. */
+function participantsJson (a: ActiveParticipants): Static<typeof ActiveParticipantsSchema> {
+  return {
+    ...omitEmpty(a),
+    participants: a.participants.map((p) => ({ ...omitEmpty(p), models: p.models, ml_nodes: p.ml_nodes.map(omitEmpty) }))
+  } as Static<typeof ActiveParticipantsSchema>
 }
 
 async function resolveEpoch (chain: ChainClient, param: string): Promise<bigint> {

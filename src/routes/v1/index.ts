@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { BuildInfo } from '../../build-info.js'
 import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
 import type { Shedding } from '../../http/shedding.js'
@@ -23,6 +24,8 @@ export type { LoadShedding }
  */
 export interface V1Options {
   readonly chain: ChainClient
+  /** Which build this is, for /v1/versions. */
+  readonly build: BuildInfo
   /** Counts and answers the requests admission control turns away (app.ts owns it). */
   readonly shedding: Shedding
   readonly loadShedding?: LoadShedding | undefined
@@ -31,10 +34,10 @@ export interface V1Options {
   readonly verifyTuning?: VerifyTuning | undefined
 }
 
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, shedding, loadShedding, exposeOptionalRoutes, verifyTuning }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning }) => {
   await admissionControl(app, shedding, loadShedding)
   await app.register(status)
-  await app.register(versions, { chain })
+  await app.register(versions, { chain, build })
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
     await app.register(plugin, { chain })
   }

@@ -116,9 +116,11 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
   app.get('/governance/models', {
     schema: {
       summary: 'Every model governance has registered',
-      response: withChainErrors(Type.Object({ models: Nullable(ModelArray) }))
+      // [] when the chain has none, where Go wrote its nil slice as null: Gonkastats requires
+      // an array (z.object({models: z.array(...)}), docs/clients.md).
+      response: withChainErrors(Type.Object({ models: Type.Array(Model, { description: '[] when governance has registered none' }) }))
     }
-  }, async () => ({ models: toModels(await chain.get(MODELS_ALL)) }))
+  }, async () => ({ models: toModels(await chain.get(MODELS_ALL)) ?? [] }))
 
   // The old dashboard reads the chain gateway's own field name, "model".
   app.get('/governance/models-legacy', {

@@ -1,11 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import type { BuildInfo } from '../../build-info.js'
 import { NODE_INFO_PATH, type ChainClient } from '../../chain/client.js'
 import { ErrorBody } from './schemas.js'
-
-// Read once at import: the running build's version cannot change under a live process.
-const PACKAGE_VERSION = nearestPackageVersion(new URL('.', import.meta.url))
 
 const VersionInfo = Type.Object({
   application_name: Type.String(),
@@ -13,9 +10,16 @@ const VersionInfo = Type.Object({
   commit: Type.String()
 })
 
+// edge-api's own entry also says when its image was built (src/build-info.ts), after the
+// fields clients read.
+const ApiVersionInfo = Type.Object({
+  ...VersionInfo.properties,
+  build_time: Type.String({ description: 'when the image was built (the Dockerfile\'s BUILD_TIME); "" when unknown' })
+})
+
 const VersionsResponse = Type.Object({
   timestamp: Type.String({ description: 'RFC3339 UTC time of the answer' }),
-  api_version: VersionInfo,
+  api_version: ApiVersionInfo,
   node_version: VersionInfo
 })
 
@@ -30,7 +34,7 @@ interface GatewayNodeInfo {
  * Which edge-api and which chain node answer. Edge-only: the public proxy never routes it
  * (dapi's version of this route adds its ML nodes; edge-api has none to report).
  */
-export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient, build: BuildInfo }> = async (app, { chain, build }) => {
   app.get('/versions', {
     schema: {
       summary: 'The versions of this edge-api and of the chain node it reads',
@@ -48,21 +52,8 @@ export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async
     const node = answer?.application_version ?? {}
     return {
       timestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      api_version: { application_name: 'edge-api', version: PACKAGE_VERSION, commit: '' },
+      api_version: { application_name: 'edge-api', version: build.version, commit: build.commit, build_time: build.buildTime },
       node_version: { application_name: node.name ?? '', version: node.version ?? '', commit: node.git_commit ?? '' }
     }
   })
-}
-
-/**
- * The version in the nearest package.json at or above `dir`: edge-api's own, whether this
- * module runs from src/ or dist/ and however deep it sits (no path counted in levels).
- */
-function nearestPackageVersion (dir: URL): string {
-  const file = new URL('package.json', dir)
-  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version
-  const parent = new URL('..', dir)
-  /* c8 ignore next */ // edge-api always runs inside its package
-  if (parent.href === dir.href) throw new Error('no package.json above the running module')
-  return nearestPackageVersion(parent)
 }

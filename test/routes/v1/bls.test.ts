@@ -43,7 +43,7 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
         i_total_slots: 100,
         t_slots_degree: 50,
         participants: PARTICIPANTS,
-        dkg_phase: 'DKG_PHASE_COMPLETED',
+        dkg_phase: 3,
         dealing_phase_deadline_block: 1843120,
         verifying_phase_deadline_block: 1843125,
         disputing_phase_deadline_block: 1843128,
@@ -69,7 +69,7 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     t.equal(Buffer.from(body.group_public_key_uncompressed_256, 'base64').length, 256)
     t.equal(Buffer.from(body.validation_signature_uncompressed_128, 'base64').length, 128)
     t.match(res.body, /^\{"epoch_data":\{"epoch_id":7,"i_total_slots":100,/, 'keys in the proto order, integers as numbers')
-    t.match(res.body, /"dkg_phase":"DKG_PHASE_COMPLETED",/, 'the enum as its name')
+    t.match(res.body, /"dkg_phase":3,/, 'the enum as its number (DKG_PHASE_COMPLETED), as testermint and the deployed wire read it')
     t.same(sim.requests, [`${GATEWAY}/epoch_data/7`])
   })
 
@@ -90,7 +90,7 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
 
   await t.test('an epoch still dealing: every field present with its default, empty bytes null, no points', async (t) => {
     const res = await app.inject('/v1/bls/epoch/9')
-    t.equal(res.body, '{"epoch_data":{"epoch_id":9,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":"DKG_PHASE_DEALING",' +
+    t.equal(res.body, '{"epoch_data":{"epoch_id":9,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":1,' +
       '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
       '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
       '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
@@ -116,7 +116,7 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     for (const id of [10, 11]) {
       const res = await app.inject(`/v1/bls/epoch/${id}`)
       t.equal(res.statusCode, 200)
-      t.equal(res.body, '{"epoch_data":{"epoch_id":0,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":"DKG_PHASE_UNDEFINED",' +
+      t.equal(res.body, '{"epoch_data":{"epoch_id":0,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":0,' +
         '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
         '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
         '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
@@ -198,7 +198,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
         data: ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo='],
         encoded_data: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAACo=',
         message_hash: '3q2+796tvu/erb7v3q2+796tvu/erb7v3q2+796tvu8=',
-        status: 'THRESHOLD_SIGNING_STATUS_COMPLETED',
+        status: 3,
         partial_signatures: [
           { participant_address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', slot_indices: [0, 1, 2], signature: b64(FINAL_SIGNATURE) }
         ],
@@ -223,15 +223,15 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
   await t.test('accepts upper-case hex', async (t) => {
     const res = await app.inject(`/v1/bls/signatures/${COMPLETED_REQUEST_ID.toUpperCase()}`)
     t.equal(res.statusCode, 200)
-    t.equal(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_COMPLETED')
+    t.equal(res.json().signing_request.status, 3)
   })
 
-  await t.test('a pending request: status as its name, every field present, no signature yet', async (t) => {
+  await t.test('a pending request: status as its number (PENDING_SIGNING), every field present, no signature yet', async (t) => {
     const res = await app.inject(`/v1/bls/signatures/${PENDING_REQUEST_ID}`)
     t.equal(res.statusCode, 200)
     t.equal(res.body, `{"signing_request":{"request_id":"${b64(Buffer.from(PENDING_REQUEST_ID, 'hex'))}","current_epoch_id":7,` +
       '"chain_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=","data":[],"encoded_data":null,"message_hash":null,' +
-      '"status":"THRESHOLD_SIGNING_STATUS_PENDING_SIGNING","partial_signatures":[],"final_signature":null,' +
+      '"status":1,"partial_signatures":[],"final_signature":null,' +
       '"created_block_height":1843210,"deadline_block_height":0},"uncompressed_signature_128":null}')
   })
 
@@ -248,7 +248,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       sim.override(SIGNING + gatewayId(id), { signing_request: { ...request, final_signature: finalSignature } })
       const res = await app.inject(`/v1/bls/signatures/${id}`)
       t.equal(res.statusCode, 200)
-      t.equal(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_COMPLETED')
+      t.equal(res.json().signing_request.status, 3)
       t.equal(res.json().uncompressed_signature_128, null)
     }
   })
@@ -259,9 +259,16 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       signing_request: { status: 'THRESHOLD_SIGNING_STATUS_FAILED', final_signature: b64(FINAL_SIGNATURE) }
     })
     const res = await app.inject(`/v1/bls/signatures/${id}`)
-    t.same(res.json().signing_request.status, 'THRESHOLD_SIGNING_STATUS_FAILED')
+    t.same(res.json().signing_request.status, 4)
     t.same(res.json().signing_request.final_signature, b64(FINAL_SIGNATURE))
     t.equal(res.json().uncompressed_signature_128, null)
+  })
+
+  await t.test('an enum value edge-api does not know: a number stays itself, an unknown name is 0 (unset)', async (t) => {
+    sim.override(SIGNING + gatewayId('c1c1'), { signing_request: { status: 9 } })
+    sim.override(SIGNING + gatewayId('c2c2'), { signing_request: { status: 'THRESHOLD_SIGNING_STATUS_FROM_A_NEWER_CHAIN' } })
+    t.equal((await app.inject('/v1/bls/signatures/c1c1')).json().signing_request.status, 9)
+    t.equal((await app.inject('/v1/bls/signatures/c2c2')).json().signing_request.status, 0)
   })
 
   await t.test('keeps uint64 and int64 extremes exact', async (t) => {
@@ -270,7 +277,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       '{"signing_request":{"current_epoch_id":"18446744073709551615","status":"THRESHOLD_SIGNING_STATUS_EXPIRED","created_block_height":"9223372036854775807","deadline_block_height":"-9223372036854775808"}}')
     const res = await app.inject(`/v1/bls/signatures/${id}`)
     t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":18446744073709551615,"chain_id":null,"data":[],"encoded_data":null,' +
-      '"message_hash":null,"status":"THRESHOLD_SIGNING_STATUS_EXPIRED","partial_signatures":[],"final_signature":null,' +
+      '"message_hash":null,"status":5,"partial_signatures":[],"final_signature":null,' +
       '"created_block_height":9223372036854775807,"deadline_block_height":-9223372036854775808},"uncompressed_signature_128":null}')
   })
 
@@ -280,7 +287,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
     for (const id of ['dddddd', 'eeeeee']) {
       const res = await app.inject(`/v1/bls/signatures/${id}`)
       t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":0,"chain_id":null,"data":[],"encoded_data":null,' +
-        '"message_hash":null,"status":"THRESHOLD_SIGNING_STATUS_UNDEFINED","partial_signatures":[],"final_signature":null,' +
+        '"message_hash":null,"status":0,"partial_signatures":[],"final_signature":null,' +
         '"created_block_height":0,"deadline_block_height":0},"uncompressed_signature_128":null}')
     }
   })

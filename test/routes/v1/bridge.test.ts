@@ -16,17 +16,17 @@ t.test('GET /v1/bridge/addresses?chain=ethereum lists the bridge contract addres
   t.same(sim.requests, [`${BRIDGE}ethereum`])
 })
 
-t.test('GET /v1/bridge/addresses answers addresses null for a chain without contracts', async (t) => {
+t.test('GET /v1/bridge/addresses answers addresses [] for a chain without contracts (Go: null; docs/clients.md)', async (t) => {
   const { app, sim } = await buildTestApp(t)
   for (const chain of ['polygon', 'constructor', '__proto__']) {
     const res = await app.inject(`/v1/bridge/addresses?chain=${chain}`)
     t.equal(res.statusCode, 200, chain)
-    t.equal(res.body, `{"chain_name":"${chain}","chain_id":"${chain}","addresses":null}`)
+    t.equal(res.body, `{"chain_name":"${chain}","chain_id":"${chain}","addresses":[]}`)
   }
   for (const body of ['{}', '{"addresses":null}', 'null']) {
     sim.override(`${BRIDGE}ethereum`, body)
     const res = await app.inject('/v1/bridge/addresses?chain=ethereum')
-    t.equal(res.body, '{"chain_name":"ethereum","chain_id":"ethereum","addresses":null}', body)
+    t.equal(res.body, '{"chain_name":"ethereum","chain_id":"ethereum","addresses":[]}', body)
   }
 })
 

@@ -39,8 +39,10 @@ t.test('GET /v1/epochs/42/participants: decoded participants, proof, block, vali
     validator_key: 'not-a-base64-key!',
     weight: 410,
     inference_url: 'http://203.0.113.17:8000',
+    models: [],
+    ml_nodes: [],
     voting_powers: [{ model_id: 'Qwen/Qwen3-32B', voting_power: 1250 }]
-  }, 'encoding/json of the gogoproto struct: empty models, nil seed and empty ml_nodes left out (omitempty)')
+  }, 'encoding/json of the gogoproto struct (omitempty: the nil seed left out), but models and ml_nodes always arrays (docs/clients.md)')
   t.same(body.active_participants.participants[0].ml_nodes[1], {
     ml_nodes: [{ node_id: 'node-b', throughput: 3000, poc_weight: 550, timeslot_allocation: [true, true] }]
   })
@@ -125,6 +127,15 @@ t.test('created at height 0: no proof query, no block, no validator set', async 
   t.same(sim.requests, [`${ABCI}?path=store%2Finference%2Fkey&data=${keyParam(GENESIS_EPOCH)}`, `${EXCLUDED}${GENESIS_EPOCH}`])
   t.equal(sim.count(BLOCKS), 0)
   t.equal(sim.count(VALIDATOR_SETS), 0)
+})
+
+t.test('an epoch without participants: participants is [], not left out (docs/clients.md)', async (t) => {
+  const empty = { ...ACTIVE_PARTICIPANTS, participants: [], created_at_block_height: 0n }
+  sim.override(ABCI, { code: 0, value: Buffer.from(encodeActiveParticipants(empty)).toString('base64') })
+  const res = await app.inject(`/v1/epochs/${CURRENT_EPOCH}/participants`)
+  t.equal(res.statusCode, 200)
+  t.same(res.json().active_participants, { participants: [], epoch_group_id: 42, poc_start_block_height: 1842000, effective_block_height: CREATED_AT, epoch_id: CURRENT_EPOCH })
+  t.same(res.json().addresses, [])
 })
 
 t.test('64-bit values survive exactly: uint64 max epoch_id, int64 max heights', async (t) => {

@@ -160,11 +160,11 @@ t.test('GET /v1/governance/models keeps a set but zero threshold as {}, like a n
   t.equal(res.body, '{"models":[{"id":"m","validation_threshold":{}}]}')
 })
 
-t.test('GET /v1/governance/models answers null when the chain has none', async (t) => {
+t.test('GET /v1/governance/models answers [] when the chain has none (Go: null; docs/clients.md), the legacy route null as Go', async (t) => {
   const { app, sim } = await buildTestApp(t)
   for (const body of ['{"model":[],"pagination":{"next_key":null,"total":"0"}}', '{}', 'null']) {
     sim.override(MODELS_ALL, body)
-    t.equal((await app.inject('/v1/governance/models')).body, '{"models":null}', body)
+    t.equal((await app.inject('/v1/governance/models')).body, '{"models":[]}', body)
     t.equal((await app.inject('/v1/governance/models-legacy')).body, '{"model":null}', body)
   }
 })

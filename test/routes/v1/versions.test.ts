@@ -18,7 +18,7 @@ t.test('GET /v1/versions answers this edge-api and the chain node versions', asy
   t.ok(Date.parse(timestamp) >= Math.floor(before / 1000) * 1000 && Date.parse(timestamp) <= Date.now(), 'now')
   const node = NODE_INFO.application_version
   t.equal(res.body, `{"timestamp":"${timestamp as string}",` +
-    `"api_version":{"application_name":"edge-api","version":"${PACKAGE_VERSION}","commit":""},` +
+    `"api_version":{"application_name":"edge-api","version":"${PACKAGE_VERSION}","commit":"","build_time":""},` +
     `"node_version":{"application_name":"${node.name}","version":"${node.version}","commit":"${node.git_commit}"}}`)
   t.notMatch(res.body, 'mlnodes', 'edge-api has no ML nodes to report')
   t.equal(sim.count(), 1)
