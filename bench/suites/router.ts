@@ -1,0 +1,222 @@
+// Benchmark 11: the router's queue (issue 23, docs/router-queue.md). One edge-api replica
+// (dist/main.js) behind a real HAProxy rendered from compose/router/haproxy.cfg.template:
+// - the replica alone, closed loop at growing concurrency, on /v1/status and on a chain read
+//   (simulator 5 ms per chain request): throughput X and mean latency R = N / X (Little's
+//   law), the measurement behind EDGE_API_ROUTER_SERVER_MAXCONN ≈ capacity × latency;
+// - two routers in front of that replica, the deployed defaults (per-server maxconn and
+//   timeout queue: the router's queue) and the same template with EDGE_API_ROUTER_SERVER_MAXCONN=0
+//   (no limit, no queue: the template before issue 23); open loop (bench/lib/open-loop.ts, raw
+//   sockets, latency from when each request was due) at 0.5×, 1×, 2× and 4× of the capacity
+//   measured through the router, the two sides alternating, medians over the rounds.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { renderRouterConfig } from '../../test/fixtures/deploy/router.js'
+import type { OpenLoopResult } from '../lib/load.js'
+import { freePort } from '../lib/ports.js'
+import type { Row, SuiteResult } from '../lib/report.js'
+import { startMain } from '../lib/servers.js'
+import { median, ms, ratio, round } from '../lib/stats.js'
+import type { Context } from './context.js'
+
+const CONCURRENCY = [1, 2, 4, 8, 16, 32, 64, 128] as const
+const MULTIPLES = [0.5, 1, 2, 4] as const
+const CAPACITY_CONNECTIONS = 256
+const CHAIN_LATENCY_MS = 5
+const PAUSE_MS = 1000
+const STATUS = ['/v1/status']
+const CHAIN_READ = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
+
+interface RouterProcess { readonly url: string, readonly label: string, stop (): Promise<void> }
+
+/** The deployed defaults, read from a rendering: the benchmark measures what is deployed. */
+export function routerDefaults (): { maxconn: number, queueMs: number } {
+  const config = renderRouterConfig({ EDGE_API_ROUTER_SERVERS: '127.0.0.1:1', EDGE_API_ROUTER_INIT_STATE: 'off' })
+  const maxconn = /^\s*default-server maxconn (\d+)$/m.exec(config)?.[1]
+  const queueMs = /^\s*timeout queue (\d+)ms$/m.exec(config)?.[1]
+  return { maxconn: Number(maxconn), queueMs: Number(queueMs) }
+}
+
+async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>): Promise<RouterProcess> {
+  const [port, metricsPort] = [await freePort(), await freePort()]
+  const file = join(dir, `${name}.cfg`)
+  await writeFile(file, renderRouterConfig({
+    EDGE_API_ROUTER_SERVERS: replica,
+    EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
+    EDGE_API_ROUTER_PORT: String(port),
+    EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+    ...settings
+  }))
+  // Its access log (stdout) goes nowhere: never an undrained pipe.
+  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
+  const exited = once(child, 'exit')
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    try {
+      const res = await request(`${url}/v1/status`, { reset: true })
+      await res.body.dump()
+      if (res.statusCode === 200) break
+    } catch {}
+    if (i >= 200) {
+      child.kill('SIGKILL')
+      throw new Error(`haproxy (${name}) did not answer through ${url} within 10 s`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return {
+    url,
+    label: name,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL')
+        await exited
+      }
+    }
+  }
+}
+
+interface Knee { readonly n: number, readonly x: number, readonly r: number, readonly p50: number }
+
+export async function router (ctx: Context): Promise<SuiteResult> {
+  const started = performance.now()
+  const quick = ctx.runS < 2
+  const openS = quick ? 1 : 3
+  const rows: Row[] = []
+  const raw: Record<string, unknown> = {}
+  const defaults = routerDefaults()
+  raw.defaults = defaults
+  const dir = await mkdtemp(join(tmpdir(), 'edge-api-router-'))
+  const edge = await startMain(ctx.sim.url)
+  const routers: RouterProcess[] = []
+  try {
+    // 1. The replica alone: Little's law at each concurrency.
+    const sweep: Record<string, Knee[]> = {}
+    for (const [name, paths, latency] of [['GET /v1/status', STATUS, 0], [`GET /v1/participants/{address} (chain ${CHAIN_LATENCY_MS} ms)`, CHAIN_READ, CHAIN_LATENCY_MS]] as const) {
+      if (latency > 0) await ctx.sim.latency(latency)
+      const points: Knee[] = []
+      await ctx.load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.warmupS, connections: 64 })
+      for (const n of CONCURRENCY) {
+        progress(`${name}, ${n} connections closed loop`)
+        const r = await ctx.load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.runS, connections: n })
+        points.push({ n, x: r.goodput, r: n / r.goodput * 1000, p50: r.p50 })
+      }
+      await ctx.sim.clear()
+      sweep[name] = points
+      const capacity = Math.max(...points.map((p) => p.x))
+      // The knee: the least concurrency that reaches 90% of the capacity; more only queues inside the replica.
+      const knee = points.find((p) => p.x >= 0.9 * capacity) as Knee
+      rows.push({
+        item: '11',
+        what: `replica alone, ${name}, closed loop: connections → 2xx/s (mean latency R = N / X)`,
+        value: points.map((p) => `${p.n} → ${round(p.x, 0)} (${round(p.r, 2)} ms)`).join(', '),
+        goal: 'reported',
+        met: null
+      }, {
+        item: '11',
+        what: `${name}: capacity X; the knee (least N reaching 0.9 X) and its latency R; Little's law X × R`,
+        value: `X ${round(capacity, 0)}/s; knee N ${knee.n}, R ${round(knee.r, 2)} ms; X × R = ${round(capacity * knee.r / 1000, 1)}`,
+        goal: `≤ EDGE_API_ROUTER_SERVER_MAXCONN (${defaults.maxconn})`,
+        met: capacity * knee.r / 1000 <= defaults.maxconn
+      })
+    }
+    raw.sweep = sweep
+
+    // 2. Through the router, with and without its queue.
+    const replica = edge.url.replace('http://', '')
+    const queued = await startRouter(dir, `queue (maxconn ${defaults.maxconn}, timeout queue ${defaults.queueMs} ms)`, replica, {})
+    routers.push(queued)
+    const unlimited = await startRouter(dir, 'no queue (maxconn 0)', replica, { EDGE_API_ROUTER_SERVER_MAXCONN: '0' })
+    routers.push(unlimited)
+    progress('capacity through the router')
+    await ctx.load.open({ origin: unlimited.url, paths: STATUS, rate: 0, durationS: ctx.warmupS, connections: CAPACITY_CONNECTIONS })
+    const closed = await ctx.load.open({ origin: unlimited.url, paths: STATUS, rate: 0, durationS: ctx.runS, connections: CAPACITY_CONNECTIONS })
+    const capacity = closed.goodput
+    raw.capacity = closed
+    const sides = [queued, unlimited]
+    const ladder = new Map<string, OpenLoopResult[][]>(sides.map((s) => [s.label, MULTIPLES.map(() => [])]))
+    for (let round = 0; round < ctx.rounds; round++) {
+      for (const [i, k] of MULTIPLES.entries()) {
+        // ABBA…: each multiple alternates which side goes first, round after round.
+        const order = (round + i) % 2 === 0 ? sides : [...sides].reverse()
+        for (const side of order) {
+          progress(`round ${round + 1}, ${k}× capacity, ${side.label}`)
+          const r = await ctx.load.open({ origin: side.url, paths: STATUS, rate: k * capacity, durationS: openS })
+          ladder.get(side.label)?.[i]?.push(r)
+          // What a side still holds must not spill into the next run.
+          await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
+        }
+      }
+    }
+    raw.ladder = Object.fromEntries(ladder)
+    rows.push(...ladderRows(capacity, defaults.queueMs, ladder, queued.label, unlimited.label, ctx.rounds))
+  } finally {
+    for (const r of routers) await r.stop()
+    await edge.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+  return { name: 'router', rows, raw, seconds: (performance.now() - started) / 1000 }
+}
+
+function ladderRows (capacity: number, queueMs: number, ladder: Map<string, OpenLoopResult[][]>, queued: string, unlimited: string, rounds: number): Row[] {
+  const med = (label: string, i: number, pick: (r: OpenLoopResult) => number): number =>
+    median((ladder.get(label)?.[i] ?? []).map(pick))
+  const describe = (label: string, i: number): string => {
+    const lag = med(label, i, (r) => r.sendLagP99)
+    const unanswered = med(label, i, (r) => r.unanswered)
+    return `${ratio(med(label, i, (r) => r.goodput) / capacity)} cap, shed ${round(med(label, i, (r) => r.shed) * 100, 1)}%, ` +
+      `p99 ${ms(med(label, i, (r) => r.p99))}` + (med(label, i, (r) => r.shed) > 0 ? `, 503 p99 ${ms(med(label, i, (r) => r.shedP99))}` : '') +
+      (unanswered > 0 ? `, ${unanswered} unanswered` : '') + (lag > 5 ? ` (generator late ${ms(lag)})` : '')
+  }
+  const rows: Row[] = [{
+    item: '11',
+    what: `GET /v1/status capacity through the router without its queue (closed loop, ${CAPACITY_CONNECTIONS} connections): the rate the ladder multiplies`,
+    value: `${round(capacity, 0)}/s`,
+    goal: 'reported',
+    met: null
+  }]
+  MULTIPLES.forEach((k, i) => {
+    rows.push({
+      item: '11',
+      what: `GET /v1/status open loop at ${k}× capacity (${round(k * capacity, 0)} req/s), median of ${rounds}: router with its queue \\| without`,
+      value: `${describe(queued, i)} \\| ${describe(unlimited, i)}`,
+      goal: 'reported',
+      met: null
+    })
+  })
+  for (const label of [queued, unlimited]) {
+    const half = med(label, 0, (r) => r.p99)
+    const double = med(label, 2, (r) => r.p99)
+    rows.push({
+      item: '11',
+      what: `router ${label}: served p99 at 2× / at 0.5×`,
+      value: `${ms(double)} / ${ms(half)} = ${ratio(double / half)}`,
+      goal: label === queued ? '≤ 5×' : 'reported (the baseline)',
+      met: label === queued ? double / half <= 5 : null
+    })
+  }
+  const good2 = med(queued, 2, (r) => r.goodput) / capacity
+  const good4 = med(queued, 3, (r) => r.goodput) / capacity
+  const shedP99 = Math.max(med(queued, 2, (r) => r.shedP99), med(queued, 3, (r) => r.shedP99))
+  rows.push({
+    item: '11',
+    what: 'router with its queue: goodput / capacity at 2×, at 4×',
+    value: `${ratio(good2)}, ${ratio(good4)}`,
+    goal: '≥ 0.9× at 2×, ≥ 0.85× at 4×',
+    met: good2 >= 0.9 && good4 >= 0.85
+  }, {
+    item: '11',
+    what: `router with its queue: 503 p99 at 2× and 4× (larger of the two medians) against timeout queue (${queueMs} ms)`,
+    value: ms(shedP99),
+    goal: `≤ timeout queue + 20% (${round(queueMs * 1.2, 0)} ms)`,
+    met: shedP99 <= queueMs * 1.2
+  })
+  return rows
+}
+
+function progress (step: string): void {
+  process.stderr.write(`  router: ${step}\n`)
+}
