@@ -131,6 +131,9 @@ t.test('a replica held busy: the router gives it maxconn requests, queues the ne
   // The bound: timeout queue plus HAProxy's and this test's scheduling on a loaded machine.
   t.ok(slowest <= QUEUE_MS + 1500, `within timeout queue (+ scheduling slack): slowest ${slowest.toFixed(0)} ms`)
   t.equal(replica.received.length, before, 'none of the excess reached the replica')
+  // HAProxy writes the access-log line as the stream ends, a moment after the client has its answer.
+  await until(() => router.queueTimeouts.length === excess.length, 'the router log to show the queue timeouts')
+  t.equal(router.queueTimeouts.length, 5, 'the router log says why: sQ, the timeout struck while the request was queued')
   t.equal(await router.queued(), 0, 'the queue is empty again')
   replica.releaseAll()
   t.same((await Promise.all(busy)).map((a) => a.status), [200, 200], 'the requests the replica held were answered')
