@@ -10,7 +10,7 @@
 //   measured through the router, the two sides alternating, medians over the rounds.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
@@ -20,7 +20,7 @@ import type { OpenLoopResult } from '../lib/load.js'
 import { freePort } from '../lib/ports.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
-import { median, ms, ratio, round } from '../lib/stats.js'
+import { median, ms, percentile, ratio, round } from '../lib/stats.js'
 import type { Context } from './context.js'
 
 const CONCURRENCY = [1, 2, 4, 8, 16, 32, 64, 128] as const
@@ -33,7 +33,34 @@ const PAUSE_MS = 1000
 const STATUS = ['/v1/status']
 const CHAIN_READ = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
 
-interface RouterProcess { readonly url: string, readonly label: string, stop (): Promise<void> }
+interface RouterProcess {
+  readonly url: string
+  readonly label: string
+  /** Access-log lines written since the last call. */
+  newLog (): Promise<string[]>
+  stop (): Promise<void>
+}
+
+/** What the router's own log says about one run: how long its 503s (sQ) had waited in its queue. */
+export interface RouterWaits {
+  readonly queueTimeouts: number
+  /** Tw (ms in the router's queue) of the requests answered 503 after timeout queue: p99, max. */
+  readonly queueTimeoutWaitP99: number
+  readonly queueTimeoutWaitMax: number
+}
+
+// httplog: … TR/Tw/Tc/Tr/Ta status bytes cookie cookie termination-state …
+const ACCESS = /\s(-?\d+)\/(-?\d+)\/(-?\d+)\/(-?\d+)\/\+?(\d+) (\d{3}) \d+ \S+ \S+ (\S{4}) /
+
+export function routerWaits (lines: readonly string[]): RouterWaits {
+  const waits: number[] = []
+  for (const line of lines) {
+    const m = ACCESS.exec(line)
+    if (m !== null && m[7] === 'sQ--') waits.push(Number(m[2]))
+  }
+  const sorted = Float64Array.from(waits).sort()
+  return { queueTimeouts: waits.length, queueTimeoutWaitP99: percentile(sorted, 99), queueTimeoutWaitMax: sorted.length > 0 ? sorted[sorted.length - 1] as number : Number.NaN }
+}
 
 /** The deployed defaults, read from a rendering: the benchmark measures what is deployed. */
 export function routerDefaults (): { maxconn: number, queueMs: number } {
@@ -53,8 +80,12 @@ async function startRouter (dir: string, name: string, replica: string, settings
     EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
     ...settings
   }))
-  // Its access log (stdout) goes nowhere: never an undrained pipe.
-  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
+  // Its access log (stdout) goes to a file, read back after each run: never an undrained pipe.
+  const logPath = join(dir, `${name.replace(/\W+/g, '-')}.log`)
+  const log = await open(logPath, 'w')
+  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', log.fd, 'ignore'] })
+  let offset = 0
+  let partial = ''
   const exited = once(child, 'exit')
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
@@ -72,11 +103,26 @@ async function startRouter (dir: string, name: string, replica: string, settings
   return {
     url,
     label: name,
+    newLog: async () => {
+      const reader = await open(logPath, 'r')
+      try {
+        const { size } = await reader.stat()
+        const buffer = Buffer.alloc(size - offset)
+        await reader.read(buffer, 0, buffer.length, offset)
+        offset = size
+        const lines = (partial + buffer.toString('utf8')).split('\n')
+        partial = lines.pop() ?? ''
+        return lines
+      } finally {
+        await reader.close()
+      }
+    },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL')
         await exited
       }
+      await log.close()
     }
   }
 }
@@ -144,8 +190,11 @@ export async function router (ctx: Context): Promise<SuiteResult> {
     }
     const capacity = Math.max(...Object.values(capacities))
     raw.capacity = capacities
+    // The ladder reads each router's log run by run: skip what the capacity runs wrote.
+    for (const side of [unlimited, queued]) await side.newLog()
     const sides = [queued, unlimited]
     const ladder = new Map<string, OpenLoopResult[][]>(sides.map((s) => [s.label, MULTIPLES.map(() => [])]))
+    const waits: RouterWaits[][] = MULTIPLES.map(() => [])
     for (let round = 0; round < ctx.rounds; round++) {
       for (const [i, k] of MULTIPLES.entries()) {
         // ABBA…: each multiple alternates which side goes first, round after round.
@@ -156,11 +205,22 @@ export async function router (ctx: Context): Promise<SuiteResult> {
           ladder.get(side.label)?.[i]?.push(r)
           // What a side still holds must not spill into the next run.
           await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
+          const lines = await side.newLog()
+          if (side === queued) waits[i]?.push(routerWaits(lines))
         }
       }
     }
     raw.ladder = Object.fromEntries(ladder)
+    raw.routerWaits = waits
     rows.push(...ladderRows(capacities, defaults.queueMs, ladder, queued.label, unlimited.label, ctx.rounds))
+    const wait = (i: number, pick: (w: RouterWaits) => number): number => median((waits[i] ?? []).map(pick).filter(Number.isFinite))
+    rows.push({
+      item: '11',
+      what: 'router with its queue, its own log: requests answered 503 after timeout queue (sQ), and how long they had waited in its queue (Tw p99 / max), at 2× and 4× (medians)',
+      value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round(wait(i, (w) => w.queueTimeouts), 0)}, ${ms(wait(i, (w) => w.queueTimeoutWaitP99))} / ${ms(wait(i, (w) => w.queueTimeoutWaitMax))}`).join('; '),
+      goal: `Tw ≤ timeout queue + 20% (${round(defaults.queueMs * 1.2, 0)} ms)`,
+      met: [2, 3].every((i) => !(wait(i, (w) => w.queueTimeoutWaitMax) > defaults.queueMs * 1.2))
+    })
   } finally {
     for (const r of routers) await r.stop()
     await edge.stop()
