@@ -18,6 +18,12 @@
 #   EDGE_API_ROUTER_MAX_CONNECTIONS 4096           frontend maxconn
 #   EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS 30     timeout connect / http-request
 #   EDGE_API_ROUTER_READ_TIMEOUT_SECONDS 120       timeout client / server
+#   EDGE_API_ROUTER_SERVER_MAXCONN 64              requests a replica is given at once; the rest
+#                                                  wait in the router's queue (0: no limit and
+#                                                  no queue, the template before issue 23)
+#   EDGE_API_ROUTER_QUEUE_TIMEOUT_MS 100           longest wait in that queue; then the router
+#                                                  answers 503 itself
+#                                  (both from measurements: docs/router-queue.md)
 #   EDGE_API_ROUTER_INIT_STATE     auto            auto: `init-state fully-down` when the
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
@@ -40,6 +46,11 @@ number () { # name value
     ''|*[!0-9]*) fail "invalid numeric setting $1='$2' (digits only)" ;;
   esac
   [ "$2" -gt 0 ] || fail "invalid numeric setting $1='$2' (must be greater than 0)"
+}
+count () { # name value: 0 allowed
+  case $2 in
+    ''|*[!0-9]*) fail "invalid numeric setting $1='$2' (digits only)" ;;
+  esac
 }
 port () { # name value
   number "$1" "$2"
@@ -69,6 +80,9 @@ socket=${EDGE_API_ROUTER_STATS_SOCKET:-}
 max_connections=${EDGE_API_ROUTER_MAX_CONNECTIONS:-4096}
 connect_timeout=${EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS:-30}
 read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
+# Chosen from a measured replica (Little's law, docs/router-queue.md; BENCHMARKS.md, bench 11).
+server_maxconn=${EDGE_API_ROUTER_SERVER_MAXCONN:-64}
+queue_timeout=${EDGE_API_ROUTER_QUEUE_TIMEOUT_MS:-100}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
 expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
 
@@ -78,6 +92,8 @@ host_port EDGE_API_ROUTER_METRICS_ADDRESS "$metrics"
 number EDGE_API_ROUTER_MAX_CONNECTIONS "$max_connections"
 number EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS "$connect_timeout"
 number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
+count EDGE_API_ROUTER_SERVER_MAXCONN "$server_maxconn"
+number EDGE_API_ROUTER_QUEUE_TIMEOUT_MS "$queue_timeout"
 case $socket in
   *[!A-Za-z0-9./_-]*) fail "invalid path EDGE_API_ROUTER_STATS_SOCKET='$socket'" ;;
 esac
@@ -148,6 +164,8 @@ sed \
   -e "s|@MAX_CONNECTIONS@|$max_connections|g" \
   -e "s|@CONNECT_TIMEOUT@|$connect_timeout|g" \
   -e "s|@READ_TIMEOUT@|$read_timeout|g" \
+  -e "s|@SERVER_MAXCONN@|$server_maxconn|g" \
+  -e "s|@QUEUE_TIMEOUT@|$queue_timeout|g" \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |

@@ -24,6 +24,9 @@ const POLICY = [
   'default-server check inter 1s fall 1 rise 2'
 ]
 
+// The router's queue (docs/router-queue.md): defaults chosen from measurements.
+const QUEUE_DEFAULTS = ['default-server maxconn 64', 'timeout queue 100ms']
+
 const LOOPBACK = {
   EDGE_API_ROUTER_SERVERS: '127.0.0.1:40001 127.0.0.1:40002 127.0.0.1:40003',
   EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
@@ -66,6 +69,7 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
   t.ok(lines.includes('bind 127.0.0.1:8405'), 'metrics only on loopback')
   t.ok(lines.includes('http-request use-service prometheus-exporter if { path /metrics }'), 'Prometheus exporter')
   t.ok(lines.includes('timeout client 120s') && lines.includes('timeout server 120s'), '120s read timeout, matching the 2m shutdown budget')
+  t.ok(QUEUE_DEFAULTS.every((l) => lines.includes(l)), 'the router\'s queue: 64 requests per replica at once, the rest wait up to 100 ms')
   t.notOk(lines.some((l) => l.startsWith('server ')), 'no static servers')
   t.notOk(lines.some((l) => l.startsWith('stats socket')), 'no runtime socket unless asked for')
 
@@ -77,8 +81,13 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
     EDGE_API_ROUTER_DNS_RESOLVER: '10.0.0.2:53',
     EDGE_API_ROUTER_READ_TIMEOUT_SECONDS: '90',
     EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS: '5',
-    EDGE_API_ROUTER_MAX_CONNECTIONS: '100'
+    EDGE_API_ROUTER_MAX_CONNECTIONS: '100',
+    EDGE_API_ROUTER_SERVER_MAXCONN: '12',
+    EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '250'
   }))
+  t.ok(custom.includes('default-server maxconn 12') && custom.includes('timeout queue 250ms'), 'the queue settings reach the backend')
+  t.ok(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_SERVER_MAXCONN: '0' })).includes('default-server maxconn 0'),
+    'EDGE_API_ROUTER_SERVER_MAXCONN=0: no per-server limit (HAProxy\'s 0), so no queue')
   t.ok(custom.includes('server-template edgeapi 8 replicas.internal:9000 resolvers docker init-addr none'), 'settings reach the server-template')
   t.ok(custom.includes('nameserver dns 10.0.0.2:53'))
   t.ok(custom.includes('timeout server 90s') && custom.includes('timeout connect 5s') && custom.includes('timeout http-request 5s'))
@@ -132,6 +141,11 @@ t.test('the renderer refuses malformed settings, naming them', async (t) => {
     [{ EDGE_API_ROUTER_MAX_CONNECTIONS: '1e3' }, /EDGE_API_ROUTER_MAX_CONNECTIONS='1e3'/],
     [{ EDGE_API_ROUTER_READ_TIMEOUT_SECONDS: '2m' }, /EDGE_API_ROUTER_READ_TIMEOUT_SECONDS='2m'/],
     [{ EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS: '' }, /^$/],
+    [{ EDGE_API_ROUTER_SERVER_MAXCONN: '-1' }, /invalid numeric setting EDGE_API_ROUTER_SERVER_MAXCONN='-1' \(digits only\)/],
+    [{ EDGE_API_ROUTER_SERVER_MAXCONN: '64 maxqueue 1' }, /EDGE_API_ROUTER_SERVER_MAXCONN='64 maxqueue 1'/],
+    [{ EDGE_API_ROUTER_SERVER_MAXCONN: '' }, /^$/],
+    [{ EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '0' }, /invalid numeric setting EDGE_API_ROUTER_QUEUE_TIMEOUT_MS='0' \(must be greater than 0\)/],
+    [{ EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '100ms' }, /invalid numeric setting EDGE_API_ROUTER_QUEUE_TIMEOUT_MS='100ms' \(digits only\)/],
     [{ EDGE_API_POOL_HOST: 'pool\n  server evil 10.0.0.1:80' }, /invalid host EDGE_API_POOL_HOST=/],
     [{ EDGE_API_POOL_HOST: 'a|b' }, /invalid host EDGE_API_POOL_HOST='a\|b'/],
     [{ EDGE_API_ROUTER_DNS_RESOLVER: '127.0.0.11' }, /invalid address EDGE_API_ROUTER_DNS_RESOLVER='127.0.0.11' \(host:port\)/],
@@ -169,7 +183,8 @@ t.test('haproxy -c accepts every rendering', async (t) => {
   const renderings: Record<string, Record<string, string>> = {
     'dns pool': {},
     loopback: { ...LOOPBACK, EDGE_API_ROUTER_STATS_SOCKET: join(socketDir, 'haproxy.sock') },
-    'optional routes exposed': { ...LOOPBACK, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }
+    'optional routes exposed': { ...LOOPBACK, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' },
+    'no router queue': { ...LOOPBACK, EDGE_API_ROUTER_SERVER_MAXCONN: '0' }
   }
   for (const [name, env] of Object.entries(renderings)) {
     const file = join(dir, `${name.replace(/ /g, '-')}.cfg`)
