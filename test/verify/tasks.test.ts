@@ -54,7 +54,7 @@ t.test('prepareBlock: the block and the supplied set, or the 400 message', async
   const validators = signers.map((s) => ({ pub_key: Buffer.from(s.pubKey).toString('base64'), voting_power: String(s.power) }))
   const prepared = prepareBlock({ block, validators })
   t.match(prepared, { ok: true, value: { chainId: 'c', height: 5n, lastCommit: { height: 4n } } })
-  t.same((prepared as { value: { validators: Array<{ votingPower: bigint }> } }).value.validators.map((v) => v.votingPower), [MAX_TOTAL_VOTING_POWER - 2n, 1n], 'exact powers')
+  t.same((prepared as { value: { validators: ReadonlyArray<{ votingPower: bigint }> } }).value.validators.map((v) => v.votingPower), [MAX_TOTAL_VOTING_POWER - 2n, 1n], 'exact powers')
   t.same(prepareBlock({ block: { header: block.header }, validators }), { ok: false, error: 'invalid Block: last_commit: nil Commit' })
   t.same(prepareBlock({ block: { header: { chain_id: 'c', height: 'x' } }, validators }), { ok: false, error: 'invalid Block: header.height: must be a 64-bit integer (a JSON number or a decimal string)' })
   t.same(prepareBlock({ block, validators: [{ pub_key: 'AA==', voting_power: 1 }] }), { ok: false, error: 'Error decoding public key: validators[0].pub_key must be standard base64 of a 32-byte ed25519 key' })
