@@ -25,9 +25,4 @@ export class ByteBudget {
       this.#held -= bytes
     }
   }
-
-  /** Bytes held now. */
-  get held (): number {
-    return this.#held
-  }
 }

@@ -4,8 +4,8 @@ import type { ics23 } from '@confio/ics23'
 // decompression. ics23 checks a proof against its spec only after computing its root, and a
 // compressed batch multiplies its inner ops by reference: one 10 KB prefix named 4,500 times
 // in a 19 KB body is 45 MB to hash. The limits are the spec's own (ics23's iavlSpec and
-// tendermintSpec: an inner op's prefix within minPrefixLength..maxPrefixLength plus the left
-// children, its suffix at most the right children), and a depth: neither spec sets maxDepth,
+// tendermintSpec: an inner op's prefix at most maxPrefixLength plus the left children, its
+// suffix at most the right children), and a depth: neither spec sets maxDepth,
 // so the deepest ics23 defines (smtSpec's 256; an IAVL tree, AVL-balanced, is under 100 deep
 // even at 2^64 keys). Within them one op hashes at most a few hundred small inner nodes.
 
@@ -60,16 +60,19 @@ function existProblem (proof: ics23.IExistenceProof, where: string, spec: ics23.
   return first(path, (inner, i) => innerProblem(inner, `${where}.path[${i}]`, spec))
 }
 
-/** ics23's ensureInner bounds, checked before the op is hashed rather than after. */
+/**
+ * ics23's ensureInner upper bounds, checked before the op is hashed rather than after. What
+ * costs nothing to hash (a prefix too short) is left to ics23, which refuses it with the
+ * message the Go service gave.
+ */
 function innerProblem (inner: ics23.IInnerOp, where: string, spec: ics23.IProofSpec): string | undefined {
-  const innerSpec = spec.innerSpec as ics23.IInnerSpec
-  const childSize = innerSpec.childSize ?? 0
-  const otherChildren = ((innerSpec.childOrder ?? []).length - 1) * childSize
-  const minPrefix = innerSpec.minPrefixLength ?? 0
-  const maxPrefix = (innerSpec.maxPrefixLength ?? 0) + otherChildren
+  // Both specs set all three (SPECS in ics23-proof.ts has no other).
+  const { childOrder, childSize, maxPrefixLength } = spec.innerSpec as Required<ics23.IInnerSpec>
+  const otherChildren = (childOrder.length - 1) * childSize
+  const maxPrefix = maxPrefixLength + otherChildren
   const prefix = inner.prefix?.length ?? 0
   const suffix = inner.suffix?.length ?? 0
-  if (prefix < minPrefix || prefix > maxPrefix) return `${where}.prefix is ${prefix} bytes, the spec allows ${minPrefix} to ${maxPrefix}`
+  if (prefix > maxPrefix) return `${where}.prefix is ${prefix} bytes, the spec allows at most ${maxPrefix}`
   if (suffix > otherChildren) return `${where}.suffix is ${suffix} bytes, the spec allows at most ${otherChildren}`
   return undefined
 }

@@ -241,7 +241,8 @@ const verifyBlock: FastifyPluginAsyncTypebox<{ readonly chain: ChainClient, read
     bodyLimit: VERIFY_BLOCK_BODY_LIMIT,
     preValidation: async (request) => {
       try {
-        request.body = await parseVerifyBlockBody(request.body as unknown as Buffer, state(request).task) as typeof request.body
+        const bytes = request.body as unknown as Buffer
+        request.body = await inWorker(request, 'the body', async (task) => parseVerifyBlockBody(bytes, task)) as typeof request.body
       } finally {
         // Parsed or refused, the bytes have been moved to the worker: their share is free.
         held.get(request)?.()
