@@ -67,7 +67,7 @@ function existProblem (proof: ics23.IExistenceProof, where: string, spec: ics23.
  */
 function innerProblem (inner: ics23.IInnerOp, where: string, spec: ics23.IProofSpec): string | undefined {
   // Both specs set all three (SPECS in ics23-proof.ts has no other).
-  const { childOrder, childSize, maxPrefixLength } = spec.innerSpec as Required<ics23.IInnerSpec>
+  const { childOrder, childSize, maxPrefixLength } = spec.innerSpec as { childOrder: number[], childSize: number, maxPrefixLength: number }
   const otherChildren = (childOrder.length - 1) * childSize
   const maxPrefix = maxPrefixLength + otherChildren
   const prefix = inner.prefix?.length ?? 0
