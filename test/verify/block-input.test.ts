@@ -19,4 +19,3 @@ t.test('prepareBlock: the block and the supplied set, or the 400 message', async
   t.same(prepareBlock({ block, validators: validators.map((v) => ({ ...v, voting_power: '1000000000000000000' })) }),
     { ok: false, error: `invalid validators: total voting power of resulting valset exceeds max ${MAX_TOTAL_VOTING_POWER}` })
 })
-
