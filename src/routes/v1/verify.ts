@@ -240,12 +240,14 @@ const verifyBlock: FastifyPluginAsyncTypebox<{ readonly chain: ChainClient, read
   app.post('/verify-block', {
     bodyLimit: VERIFY_BLOCK_BODY_LIMIT,
     preValidation: async (request) => {
+      // No body at all (no content type): nothing to parse, the schema refuses it.
+      if (request.body === undefined) return
       try {
         const bytes = request.body as unknown as Buffer
         request.body = await inWorker(request, 'the body', async (task) => parseVerifyBlockBody(bytes, task)) as typeof request.body
       } finally {
         // Parsed or refused, the bytes have been moved to the worker: their share is free.
-        held.get(request)?.()
+        (held.get(request) as Release)()
       }
     },
     schema: {
