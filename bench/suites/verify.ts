@@ -60,11 +60,13 @@ export async function verify (ctx: Context): Promise<SuiteResult> {
   // The worker thread loads built JavaScript: tsx (which runs the bench) does not reach into worker threads.
   const { checkCommitInWorker } = await import(new URL('../../dist/verify/workers.js', import.meta.url).href) as typeof import('../../src/verify/workers.js')
   const holds = { inline: [] as number[], worker: [] as number[] }
-  await checkCommitInWorker({ chainId: block.chainId, commit, height: block.height, set }) // starts the thread
+  const task = { chainId: block.chainId, commit, height: block.height, validators: set.validators }
+  const taskOptions = { timeLimitMs: 60_000, signal: new AbortController().signal }
+  await checkCommitInWorker(task, taskOptions) // starts the thread
   for (let i = 0; i < IN_PROCESS_RUNS; i++) {
     holds.inline.push(await longestHold(async () => { native() }))
     holds.worker.push(await longestHold(async () => {
-      const outcome = await checkCommitInWorker({ chainId: block.chainId, commit, height: block.height, set })
+      const outcome = await checkCommitInWorker(task, taskOptions)
       if (!outcome.ok) throw new Error(outcome.error)
     }))
   }

@@ -2,9 +2,10 @@ import { HttpError } from '../errors.js'
 
 // A concurrency limit with a bounded queue for a group of CPU-heavy routes: `concurrency`
 // requests run, up to `queueLimit` more wait their turn in arrival order, and the next one
-// is refused at once with 503 + Retry-After. A slot is held for the whole request (body,
-// chain reads, verification), so the group can never take more than its share of the
-// process, however many clients ask at once.
+// is refused at once with 503 + Retry-After. A slot is taken once the request's body has
+// arrived and held until its response is written or its client leaves (chain reads,
+// verification), so the group can never take more than its share of the process, however
+// many clients ask at once, and a slow upload never holds one.
 
 export interface RouteGroupLimitOptions {
   readonly concurrency: number

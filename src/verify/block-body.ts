@@ -1,14 +1,9 @@
-import { parseBlockBody, type Outcome } from './worker.js'
-import { parseBlockBodyInWorker } from './workers.js'
+import { parseBlockBodyInWorker, type TaskOptions } from './workers.js'
 
-// Parses POST /v1/verify-block bodies without holding the event loop: up to `inlineLimit`
-// bytes inline (1 MiB: ~4-5 ms of JSON.parse, measured), anything larger in the worker thread
-// (workers.ts). Measured on this machine: 4 MiB take ~7-11 ms and 16 MiB ~55-70 ms of
-// JSON.parse, longer than the ~20 ms the event loop may be held, and a block at the Cosmos
-// default max_bytes (21 MiB) is ~28 MiB of JSON. Only the header, last commit and validators
-// come back from the worker.
-
-export const INLINE_BODY_LIMIT = 1024 * 1024
+// Parses POST /v1/verify-block bodies in the worker thread (workers.ts), whatever their size:
+// a body at the Cosmos default max_bytes (21 MiB of block, ~28 MiB of JSON) takes ~100 ms of
+// JSON.parse, and any body's depth and long integers are checked first (client-json.ts).
+// Only the header, last commit and validators come back from the worker.
 
 /** A body that is not JSON: answered 400 with the parser's message, as Fastify's own parser does. */
 class BodyJsonError extends Error {
@@ -20,9 +15,9 @@ class BodyJsonError extends Error {
   }
 }
 
-export async function parseVerifyBlockBody (body: Buffer, inlineLimit = INLINE_BODY_LIMIT): Promise<unknown> {
+export async function parseVerifyBlockBody (body: Buffer, options: TaskOptions): Promise<unknown> {
   if (body.length === 0) throw new BodyJsonError("Body cannot be empty when content-type is set to 'application/json'")
-  const parsed: Outcome<unknown> = body.length <= inlineLimit ? parseBlockBody(body) : await parseBlockBodyInWorker(body)
+  const parsed = await parseBlockBodyInWorker(body, options)
   if (!parsed.ok) throw new BodyJsonError(parsed.error)
   return parsed.value
 }

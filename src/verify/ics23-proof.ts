@@ -2,6 +2,7 @@ import { ics23, iavlSpec, tendermintSpec, verifyMembership } from '@confio/ics23
 import { decompress } from '@confio/ics23/build/compress.js'
 import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
 import { keyPathToKeys } from './key-path.js'
+import { proofLimitProblem } from './proof-limits.js'
 
 // The chain of ICS23 proofs an ABCI store query returns, checked as the Go service checked it
 // (Cosmos SDK rootmulti.DefaultProofRuntime().VerifyValue): "ics23:iavl" proves the value
@@ -9,7 +10,8 @@ import { keyPathToKeys } from './key-path.js'
 // that root under the module's name in the multistore, giving the app hash. Each op consumes
 // the last unconsumed part of the key path. The hashing and the spec checks are
 // @confio/ics23's; the chaining and every error text are CometBFT's and the SDK's, because
-// the Go service answered them to clients ("proof verification failed: …").
+// the Go service answered them to clients ("proof verification failed: …"). Every op is
+// checked against its spec's limits (proof-limits.ts) before any op is hashed.
 
 /** One op of a CometBFT ProofOps, bytes already decoded. */
 export interface ProofOp {
@@ -69,14 +71,18 @@ export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath:
   if (keys.length !== 0) throw new ProofError('keypath not consumed all')
 }
 
-function decodeOperator (op: ProofOp): Operator {
+function decodeOperator (op: ProofOp, i: number): Operator {
   const spec = SPECS.get(op.type)
   if (spec === undefined) throw new ProofError(`decoding proof: decoding a proof operator: unrecognized proof type ${op.type}`)
+  let proof: ics23.ICommitmentProof
   try {
-    return { key: op.key, spec, proof: ics23.CommitmentProof.decode(op.data) }
+    proof = ics23.CommitmentProof.decode(op.data)
   } catch (err) {
     throw new ProofError(`decoding proof: decoding a proof operator: ${(err as Error).message}`)
   }
+  const problem = proofLimitProblem(proof, spec)
+  if (problem !== undefined) throw new ProofError(`proof of operation #${i} exceeds the ${op.type} spec's limits: ${problem}`)
+  return { key: op.key, spec, proof }
 }
 
 /** The SDK's CommitmentOp.Run with one argument: the root this op proves `value` under. */

@@ -1,43 +1,64 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
-import { newValidatorSet } from '../../src/verify/validator-set.js'
-import { checkCommitInWorker, parseBlockBodyInWorker, workers } from '../../src/verify/workers.js'
+import { checkCommitInWorker, parseBlockBodyInWorker, TaskTimeLimitError, verifyProofInWorker, workers, WORKER_RESOURCE_LIMITS } from '../../src/verify/workers.js'
 import { signedCommit, testSigners } from '../fixtures/verify/signed-commit.js'
+
+const options = (timeLimitMs = 60_000, signal = new AbortController().signal): { timeLimitMs: number, signal: AbortSignal } => ({ timeLimitMs, signal })
+const signers = testSigners('workers', Array.from({ length: 100 }, () => 10n))
+const validators = signers.map((s) => ({ pubKey: s.pubKey, votingPower: s.power }))
+const commit = signedCommit(signers, { chainId: 'c', height: 9n })
+const task = { chainId: 'c', commit, height: 10n, validators }
 
 t.test('a body parsed in the thread: moved there when it owns its buffer, copied when it is a view', async (t) => {
   const json = JSON.stringify({ block: { header: { chain_id: 'c' }, last_commit: null, data: { txs: ['x'.repeat(5000)] } }, validators: [] })
   const own = new Uint8Array(Buffer.from(json))
-  t.same(await parseBlockBodyInWorker(own), { ok: true, value: { block: { header: { chain_id: 'c' }, last_commit: null }, validators: [] } })
+  t.same(await parseBlockBodyInWorker(own, options()), { ok: true, value: { block: { header: { chain_id: 'c' }, last_commit: null }, validators: [] } })
   t.equal(own.byteLength, 0, 'transferred')
   const shared = Buffer.from(`...${json}`)
   const view = shared.subarray(3)
-  t.match(await parseBlockBodyInWorker(view), { ok: true })
+  t.match(await parseBlockBodyInWorker(view, options()), { ok: true })
   t.equal(shared.byteLength, json.length + 3, 'the shared buffer is intact')
-  t.match(await parseBlockBodyInWorker(Buffer.from('{')), { ok: false, error: /JSON/ })
+  t.match(await parseBlockBodyInWorker(Buffer.from('{'), options()), { ok: false, error: /JSON/ })
+})
+
+t.test('a body nested thousands deep settles at once, refused in the thread (it used to never settle)', async (t) => {
+  const deep = Buffer.from(`{"block":{"header":{},"last_commit":${'{"a":'.repeat(4000)}1${'}'.repeat(4000)}}}`)
+  t.same(await parseBlockBodyInWorker(deep, options()), { ok: false, error: 'JSON nested deeper than 64 levels' })
 })
 
 t.test('a 100-validator commit is checked in the thread while the event loop keeps turning', async (t) => {
-  const signers = testSigners('workers', Array.from({ length: 100 }, () => 10n))
-  const set = newValidatorSet(signers.map((s) => ({ pubKey: s.pubKey, votingPower: s.power })))
-  const commit = signedCommit(signers, { chainId: 'c', height: 9n })
-  t.same(await checkCommitInWorker({ chainId: 'c', commit, height: 10n, set }), { ok: true, value: undefined }, 'bigints and bytes cross intact')
-
+  t.same(await checkCommitInWorker(task, options()), { ok: true, value: undefined }, 'bigints and bytes cross intact')
   let turns = 0
   const state = { running: true }
   const counting = (async () => { while (state.running) { await nextTurn(); turns++ } })()
-  const outcome = await checkCommitInWorker({ chainId: 'c', commit, height: 10n, set })
+  const outcome = await checkCommitInWorker(task, options())
   const seen = turns
   state.running = false
   await counting
   t.same(outcome, { ok: true, value: undefined })
   t.ok(seen > 0, `the event loop turned ${seen} times meanwhile`)
-  const wrong = await checkCommitInWorker({ chainId: 'other', commit, height: 10n, set })
-  t.match(wrong, { ok: false, error: /^wrong signature \(#0\): / })
+  t.match(await checkCommitInWorker({ ...task, chainId: 'other' }, options()), { ok: false, error: /^wrong signature \(#0\): / })
 })
 
-t.test('one pool for the process; a thread failing outside any task does not take the process down', async (t) => {
+t.test('a task past its time limit is stopped with its thread; the next task gets a new one', async (t) => {
+  const before = workers().threads[0]
+  await t.rejects(checkCommitInWorker(task, options(1)), new TaskTimeLimitError(1))
+  t.not(workers().threads[0], before, 'the thread it ran on is gone')
+  t.same(await checkCommitInWorker(task, options()), { ok: true, value: undefined })
+})
+
+t.test('a task whose signal aborts (the client left) rejects with AbortError, not the time limit', async (t) => {
+  const left = new AbortController()
+  const running = checkCommitInWorker(task, options(60_000, left.signal))
+  left.abort()
+  await t.rejects(running, { name: 'AbortError' })
+  t.match(await verifyProofInWorker({ ops: [], root: new Uint8Array([1]), keyPath: '/x', value: new Uint8Array([1]) }, options()), { ok: false, error: 'keypath not consumed all' })
+})
+
+t.test('one pool for the process, its heap bounded; a thread failing outside any task does not take the process down', async (t) => {
   t.equal(workers(), workers())
+  t.same(workers().options.resourceLimits, WORKER_RESOURCE_LIMITS)
   // What Piscina emits when an idle thread dies: with no listener, Node would exit on it.
   t.equal(workers().emit('error', new Error('an idle thread died')), true, 'the event has a listener')
-  t.match(await parseBlockBodyInWorker(Buffer.from('{}')), { ok: true }, 'and the pool still works')
+  t.match(await parseBlockBodyInWorker(Buffer.from('{}'), options()), { ok: true }, 'and the pool still works')
 })
