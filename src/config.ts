@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { ConfigError } from './errors.js'
+import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
 
 /** Every setting edge-api reads, with its default (undefined = required / derived). */
 export const CONFIG_DEFAULTS = {
@@ -18,7 +19,9 @@ export const CONFIG_DEFAULTS = {
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'false',
   EDGE_API_METRICS_PORT: '9464',
   // Unset: the same address as EDGE_API_HOST.
-  EDGE_API_METRICS_HOST: undefined
+  EDGE_API_METRICS_HOST: undefined,
+  // OpenTelemetry tracing; the OTEL_* variables it reads are in src/tracing/settings.ts.
+  EDGE_API_OTEL_ENABLED: 'false'
 } as const
 
 export type ConfigKey = keyof typeof CONFIG_DEFAULTS
@@ -54,6 +57,8 @@ export interface Config {
   /** The Prometheus listener's port (§10); undefined when EDGE_API_METRICS_PORT is off. */
   readonly metricsPort: number | undefined
   readonly metricsHost: string
+  /** OpenTelemetry tracing (docs/tracing.md); undefined when it is off, as by default. */
+  readonly tracing: TracingSettings | undefined
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -130,6 +135,7 @@ export function loadConfig (env: Env): Config {
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     metricsPort,
     metricsHost,
+    tracing: readTracingSettings(env, warnings),
     warnings
   }
 }

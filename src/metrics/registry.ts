@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+import type { DropReason } from '../tracing/drop-report.js'
 
 // Every metric edge-api exports (SPEC §10), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -58,6 +59,7 @@ export class Metrics implements ChainObserver {
   readonly #chainDuration: Histogram<'node' | 'outcome'>
   readonly #shed: Counter<'reason'>
   readonly #probes: Counter<'result'>
+  readonly #spansDropped: Counter<'reason'>
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, Child>()
   readonly #chainChildren = new Map<string, Child>()
@@ -110,6 +112,12 @@ export class Metrics implements ChainObserver {
       name: 'edge_api_readiness_probe_total',
       help: 'Readiness chain probes (not the cached answers), by result: ok, or how it failed',
       labelNames: ['result'],
+      registers
+    })
+    this.#spansDropped = new Counter({
+      name: 'edge_api_trace_spans_dropped_total',
+      help: 'Trace spans that never reached the collector (tracing on): queue_full while it is slow or down, export_failed when it refused a batch',
+      labelNames: ['reason'],
       registers
     })
     this.registry = Registry.merge([own, processMetrics()])
@@ -165,5 +173,9 @@ export class Metrics implements ChainObserver {
 
   readinessProbe (result: ChainOutcome): void {
     this.#probes.inc({ result })
+  }
+
+  spansDropped (reason: DropReason, spans: number): void {
+    this.#spansDropped.inc({ reason }, spans)
   }
 }
