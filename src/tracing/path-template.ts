@@ -1,7 +1,8 @@
 // A chain path's low-cardinality template, for the client span's name and url.template: the
 // values a route interpolated (chainPath in src/chain/client.ts) become {}, the gateway's own
-// words stay. A value is told apart by its shape: it has a digit and is not a short word
-// such as v1beta1, or it was percent-encoded. The query string is dropped.
+// words stay. A value is told apart by its shape: it was percent-encoded, or it is longer than
+// any gateway word (a hash, an address), or it has a digit and is not a short word such as
+// v1beta1 (a height, an epoch). The query string is dropped.
 
 const SHORT_WORD = /^[a-z][a-z0-9_]*$/
 
@@ -14,7 +15,7 @@ export function pathTemplate (path: string): string {
 
 function isValue (segment: string): boolean {
   if (segment === '') return false
-  if (segment.includes('%')) return true
+  if (segment.includes('%') || segment.length > 24) return true
   if (!/\d/.test(segment)) return false
   return segment.length > 12 || !SHORT_WORD.test(segment)
 }

@@ -4,6 +4,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { COMPOSE_DIR, CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { loadConfig } from '../../src/config.js'
 
 const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
 const STACK = composeFiles().find((f) => basename(f) === 'docker-compose.yml') as string
@@ -60,7 +61,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
-  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'prometheus'])
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'jaeger', 'prometheus'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
@@ -113,6 +114,28 @@ t.test('the optional Prometheus scrapes every replica\'s metrics port through Do
   const router = services['edge-api-router'] as Service
   t.same(router.ports, ['127.0.0.1:18080:18080/tcp'], 'the router publishes its own port only')
   t.not(router.environment?.EDGE_API_PORT, String(job?.dns_sd_configs[0]?.port), 'and forwards to EDGE_API_PORT, not the metrics port')
+})
+
+t.test('the optional Jaeger (tracing profile) receives the replicas\' spans over OTLP/gRPC, once tracing is switched on', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], image?: string }
+  const config = (env: Record<string, string>) => (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env }).stdout) as { services: Record<string, Service> }).services
+  const services = config({})
+  const jaeger = services.jaeger as Service
+  t.same(jaeger.profiles, ['tracing'], 'started only with --profile tracing')
+  t.match(jaeger.image, /^jaegertracing\/jaeger:2\./)
+  t.same(jaeger.ports, ['127.0.0.1:16686:16686/tcp'], 'its UI on the host\'s loopback; OTLP stays inside the network')
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    const env = services[name]?.environment as Record<string, string>
+    t.equal(env.EDGE_API_OTEL_ENABLED, 'false', `${name}: tracing off by default`)
+    t.equal(loadConfig(env).tracing, undefined, 'and edge-api reads it so')
+  }
+  const on = config({ EDGE_API_OTEL_ENABLED: 'true' })
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    t.match(loadConfig(on[name]?.environment as Record<string, string>).tracing, { endpoint: 'http://jaeger:4317', protocol: 'grpc', headers: {} }, `${name} exports to the Jaeger service, as gonka's compose did`)
+  }
+  const elsewhere = config({ EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'https://collector.example:4317', OTEL_HEADERS: 'authorization=Bearer x' })
+  t.match(loadConfig(elsewhere['edge-api-1']?.environment as Record<string, string>).tracing, { endpoint: 'https://collector.example:4317', headers: { authorization: 'Bearer x' } }, 'or to any collector')
 })
 
 t.test('the single replica: no router, so no drain announcement', async (t) => {

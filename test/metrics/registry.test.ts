@@ -10,7 +10,8 @@ const SPEC_METRICS = {
   edge_api_chain_request_duration_seconds: 'histogram',
   edge_api_chain_queue_depth: 'gauge',
   edge_api_chain_node_up: 'gauge',
-  edge_api_readiness_probe_total: 'counter'
+  edge_api_readiness_probe_total: 'counter',
+  edge_api_trace_spans_dropped_total: 'counter'
 }
 
 t.test('every metric of SPEC §10 with its type, and the default process metrics', async (t) => {
@@ -91,4 +92,15 @@ t.test('each instance has its own series; the process metrics are shared, not du
   const once = (text: string): number => parseSamples(text).filter((s) => s.name === 'process_start_time_seconds').length
   t.equal(once(await a.scrape()), 1)
   t.equal(once(await b.scrape()), 1)
+})
+
+t.test('spans dropped, by reason (tracing on)', async (t) => {
+  const metrics = new Metrics()
+  t.equal(sampleValue(await metrics.scrape(), 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), undefined, 'no series before a loss')
+  metrics.spansDropped('queue_full', 1)
+  metrics.spansDropped('queue_full', 1)
+  metrics.spansDropped('export_failed', 512)
+  const text = await metrics.scrape()
+  t.equal(sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), 2)
+  t.equal(sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason: 'export_failed' }), 512)
 })
