@@ -57,8 +57,9 @@ for (const mode of ['refused', 'unavailable', 'hang'] as const) {
     const started = performance.now()
     const flushed = await tracing.shutdown(500)
     const tookMs = performance.now() - started
-    t.equal(flushed, false, 'the flush could not complete')
-    t.ok(tookMs < 1500, `and gave up within its budget (${Math.round(tookMs)} ms for 500 ms)`)
+    // A collector that fails fast may have lost every span before the flush begins: nothing left to fail.
+    if (mode === 'hang') t.equal(flushed, false, 'the flush could not complete')
+    t.ok(tookMs < 1500, `the flush took ${Math.round(tookMs)} ms for a budget of 500 ms`)
     const lost = await dropped('queue_full') + await dropped('export_failed')
     if (mode === 'hang') t.ok(lost < REQUESTS, `${lost} spans counted lost; the batch in flight is not (yet)`)
     else t.equal(lost, REQUESTS, 'every span is counted lost: none vanishes silently')
