@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, trace, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode, trace, type Attributes, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { ChainOutcome, ChainTracer, TracedExchange } from '../chain/client.js'
 import { pathTemplate } from './path-template.js'
 import type { ServerSpans } from './server-spans.js'
@@ -24,17 +24,15 @@ export class ChainSpans implements ChainTracer {
     const parent = this.#server.activeContext()
     if (parent === undefined) return undefined
     const template = pathTemplate(path)
-    const span = this.#tracer.startSpan(`GET ${template}`, {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'http.request.method': 'GET',
-        'url.template': template,
-        'edge_api.chain.node': node,
-        'edge_api.chain.attempt': attempt,
-        // The conventions' count of resends: attempts on other nodes after the first.
-        ...(attempt > 1 ? { 'http.request.resend_count': attempt - 1 } : {})
-      }
-    }, parent)
+    const attributes: Attributes = {
+      'http.request.method': 'GET',
+      'url.template': template,
+      'edge_api.chain.node': node,
+      'edge_api.chain.attempt': attempt
+    }
+    // The conventions' count of resends: attempts on other nodes after the first.
+    if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
+    const span = this.#tracer.startSpan(`GET ${template}`, { kind: SpanKind.CLIENT, attributes }, parent)
     const headers: Record<string, string> = {}
     this.#propagator.inject(trace.setSpan(parent, span), headers, HEADER_SETTER)
     return {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
 
@@ -34,13 +34,16 @@ export interface ServerSpanHooks {
 /** One request's trace: when it started, and its span once one is needed. */
 class RequestTrace {
   readonly request: FastifyRequest
+  /** The route pattern; undefined when no route matched (404, 405). */
+  readonly route: string | undefined
   readonly startTime = performance.now()
   span: Span | undefined
   context: Context | undefined
   ended = false
 
-  constructor (request: FastifyRequest) {
+  constructor (request: FastifyRequest, route: string | undefined) {
     this.request = request
+    this.route = route
   }
 }
 
@@ -58,11 +61,13 @@ export class ServerSpans {
   register<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (app: TracedApp<Logger, Provider>, hooks: ServerSpanHooks): void {
     app.decorateRequest('otelTrace', null)
     app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      if (request.routeOptions.url !== undefined && UNTRACED_ROUTES.has(request.routeOptions.url)) {
+      // routeOptions is a getter that builds an object: read once.
+      const route = request.routeOptions.url
+      if (route !== undefined && UNTRACED_ROUTES.has(route)) {
         done()
         return
       }
-      const requestTrace = new RequestTrace(request)
+      const requestTrace = new RequestTrace(request, route)
       request.otelTrace = requestTrace
       // Everything the request runs from here on (its handler, its chain reads) finds it.
       this.#active.run(requestTrace, done)
@@ -91,20 +96,20 @@ export class ServerSpans {
 
   #context (requestTrace: RequestTrace): Context {
     if (requestTrace.context !== undefined) return requestTrace.context
-    const { request } = requestTrace
+    const { request, route } = requestTrace
     const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, HEADER_GETTER)
-    const route = request.routeOptions.url
     const query = request.url.indexOf('?')
+    const attributes: Attributes = {
+      'http.request.method': request.method,
+      'url.path': query < 0 ? request.url : request.url.slice(0, query),
+      'url.scheme': request.protocol,
+      'edge_api.request_id': request.id
+    }
+    if (route !== undefined) attributes['http.route'] = route
     const span = this.#tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,
       startTime: requestTrace.startTime,
-      attributes: {
-        'http.request.method': request.method,
-        'url.path': query < 0 ? request.url : request.url.slice(0, query),
-        'url.scheme': request.protocol,
-        ...(route === undefined ? {} : { 'http.route': route }),
-        'edge_api.request_id': request.id
-      }
+      attributes
     }, parent)
     requestTrace.span = span
     requestTrace.context = trace.setSpan(parent, span)
