@@ -4,6 +4,9 @@ import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 
+// Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
+t.setTimeout(180_000)
+
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 
 for (const transport of ['http', 'grpc'] as const) {

@@ -5,6 +5,9 @@ import { createExporter } from '../../src/tracing/exporter.js'
 import { readTracingSettings } from '../../src/tracing/settings.js'
 import { OtlpReceiver } from '../fixtures/otlp-receiver.js'
 
+// Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
+t.setTimeout(180_000)
+
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 for (const protocol of ['http/protobuf', 'grpc'] as const) {

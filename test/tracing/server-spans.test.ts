@@ -3,6 +3,9 @@ import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 
+// Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
+t.setTimeout(180_000)
+
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CLIENT_SPAN = '00f067aa0ba902b7'
 

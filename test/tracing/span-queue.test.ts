@@ -5,6 +5,9 @@ import { OtlpReceiver, type ReceiverMode } from '../fixtures/otlp-receiver.js'
 import { sampleValue } from '../fixtures/prometheus.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 
+// Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
+t.setTimeout(180_000)
+
 const QUEUE = 40
 const REQUESTS = 300
 
@@ -25,7 +28,8 @@ for (const mode of ['refused', 'unavailable', 'hang'] as const) {
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
       OTEL_EXPORTER_OTLP_TIMEOUT: '300',
       OTEL_HEADERS: 'authorization=Bearer s3cret'
-    })
+    // Load shedding off: on a busy machine it would turn some of these away (untraced 503s).
+    }, { loadShedding: { maxEventLoopDelay: 0 } })
     const tracing = service.tracing!
     const pool = new Pool(origin, { connections: 10 })
     t.teardown(() => pool.close())
@@ -39,7 +43,7 @@ for (const mode of ['refused', 'unavailable', 'hang'] as const) {
       maxQueued = Math.max(maxQueued, tracing.queued)
       return res.statusCode
     }))
-    t.ok(statuses.every((s) => s === 200), `all ${REQUESTS} requests answered 200`)
+    t.same(statuses.filter((s) => s !== 200), [], `all ${REQUESTS} requests answered 200`)
     // Generous: the machine is shared; a request blocked on an export would wait 300 ms × retries.
     t.ok(slowestMs < 5000, `the slowest request took ${Math.round(slowestMs)} ms`)
     t.ok(maxQueued <= QUEUE, `the queue stayed within its bound (${maxQueued} ≤ ${QUEUE})`)
