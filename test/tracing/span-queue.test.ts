@@ -65,7 +65,8 @@ for (const mode of ['refused', 'unavailable', 'hang'] as const) {
     if (mode === 'hang') t.equal(flushed, false, 'the flush could not complete')
     t.ok(tookMs < 1500, `the flush took ${Math.round(tookMs)} ms for a budget of 500 ms`)
     const lost = await dropped('queue_full') + await dropped('export_failed')
-    if (mode === 'hang') t.ok(lost < REQUESTS, `${lost} spans counted lost; the batch in flight is not (yet)`)
+    // Spans in exports still hanging when the flush gave up are not counted (yet): at most the queue and a batch.
+    if (mode === 'hang') t.ok(lost <= REQUESTS && lost >= REQUESTS - QUEUE - 10, `${lost} of ${REQUESTS} spans counted lost; the rest were still in flight`)
     else t.equal(lost, REQUESTS, 'every span is counted lost: none vanishes silently')
   })
 }
