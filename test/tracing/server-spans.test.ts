@@ -69,3 +69,17 @@ t.test('/healthz is not traced; /readyz, a 404 and a request without traceparent
   for (const s of server) t.equal(s.parentSpanId, '', 'a root span')
   t.notOk(server.some((s) => s.attributes['url.path'] === '/healthz'), 'no /healthz span')
 })
+
+t.test('the drain is visible: requests answered after the drain latch carry edge_api.draining', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin, service } = await startTracedService(t, [sim.url], receiver)
+  await (await fetch(`${origin}/v1/status`)).arrayBuffer()
+  service.readiness.beginDrain()
+  await (await fetch(`${origin}/v1/status`)).arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length === 2, 'two server spans')
+  const sorted = spans.filter((s) => s.kind === SERVER).sort((a, b) => Number(a.startNs - b.startNs))
+  t.same(sorted.map((s) => s.attributes['edge_api.draining']), [undefined, true], 'only the one answered while draining')
+})
