@@ -19,6 +19,7 @@ import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
 import { health } from './routes/health.js'
+import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
@@ -39,6 +40,8 @@ export interface AppOptions {
   readonly verifyTuning?: VerifyTuning
   /** Where request metrics go; none when metrics are off (EDGE_API_METRICS_PORT=off). */
   readonly metrics?: RequestMetrics | undefined
+  /** Server spans; none (no hook at all) when tracing is off. */
+  readonly tracing?: Tracing | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -85,6 +88,8 @@ export async function buildApp (options: AppOptions) {
   // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
   const shedding = new Shedding(app.log, metrics === undefined ? undefined : (reason) => metrics.shed(reason))
   app.decorate('shedding', shedding)
+  // First of the hooks, so the whole request runs inside its trace; shed 503s stay untraced.
+  options.tracing?.register(app, { refused: (reply) => shedding.refused(reply), draining: () => readiness.draining })
   app.addHook('onClose', async () => shedding.flush())
   // A full chain queue is shedding too: no warning and stack per request.
   app.setErrorHandler((error: FastifyError, request, reply) => error instanceof ChainBusyError

@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { ConfigError } from './errors.js'
+import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
 
 /** One setting edge-api reads from its environment. */
 export interface Setting {
@@ -32,7 +33,9 @@ export const SETTINGS = {
   EDGE_API_LOG_LEVEL: { default: 'info' },
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
   EDGE_API_METRICS_PORT: { default: '9464' },
-  EDGE_API_METRICS_HOST: { unset: 'EDGE_API_HOST' }
+  EDGE_API_METRICS_HOST: { unset: 'EDGE_API_HOST' },
+  /** OpenTelemetry tracing; the OTEL_* variables it reads are in src/tracing/settings.ts. */
+  EDGE_API_OTEL_ENABLED: { default: 'false' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -73,6 +76,8 @@ export interface Config {
   /** The Prometheus listener's port (§10); undefined when EDGE_API_METRICS_PORT is off. */
   readonly metricsPort: number | undefined
   readonly metricsHost: string
+  /** OpenTelemetry tracing (docs/tracing.md); undefined when it is off, as by default. */
+  readonly tracing: TracingSettings | undefined
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -149,6 +154,7 @@ export function loadConfig (env: Env): Config {
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     metricsPort,
     metricsHost,
+    tracing: readTracingSettings(env, warnings),
     warnings
   }
 }

@@ -9,6 +9,7 @@ import { formatDuration } from './duration.js'
 import { ConfigError, ListenError } from './errors.js'
 import { closeDestination, createLogger } from './logger.js'
 import { startService, type Service } from './service.js'
+import { FLUSH_BUDGET_MS } from './tracing/tracing.js'
 
 // Asynchronous writes: a request never waits for its log line to reach stdout (a slow log
 // reader would otherwise stall serving), and lines written while one write is in progress go
@@ -58,7 +59,11 @@ async function main (): Promise<void> {
     shutdownBudget: formatDuration(config.shutdownBudgetMs),
     chainTimeout: formatDuration(config.chainTimeoutMs),
     chainConcurrency: config.chainConcurrency,
-    chainMaxResponse: formatByteSize(config.chainMaxResponseBytes)
+    chainMaxResponse: formatByteSize(config.chainMaxResponseBytes),
+    // Where spans go, or 'off'; the headers counted, never shown (they hold credentials).
+    tracing: config.tracing === undefined
+      ? 'off'
+      : { endpoint: config.tracing.endpoint, protocol: config.tracing.protocol, headers: Object.keys(config.tracing.headers).length, sampler: config.tracing.sampler }
   }, 'starting')
 
   let service: Service
@@ -70,7 +75,7 @@ async function main (): Promise<void> {
     log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
     return await exit(1)
   }
-  const { drain, port, metricsPort, build } = service
+  const { drain, port, metricsPort, build, tracing } = service
   log.info({
     port,
     host: config.host,
@@ -88,7 +93,16 @@ async function main (): Promise<void> {
 
   const { code, reason, shutdownMs } = await drain.outcome
   // Exit as soon as the outcome is known: the last response has been written (or the
-  // sockets destroyed); nothing else is worth waiting for, a chain probe included.
+  // sockets destroyed); nothing else is worth waiting for, a chain probe included, but the
+  // pending spans, within a bounded time. The exit code stays the drain's.
+  if (tracing !== undefined) {
+    const flushStarted = performance.now()
+    const queued = tracing.queued
+    const flushed = await tracing.shutdown(FLUSH_BUDGET_MS)
+    const fields = { queued, flushMs: Math.round(performance.now() - flushStarted) }
+    if (flushed) log.info(fields, 'traces flushed')
+    else log.warn({ ...fields, budget: formatDuration(FLUSH_BUDGET_MS) }, 'trace flush incomplete: pending spans dropped')
+  }
   log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
   return await exit(code)
 }

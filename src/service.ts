@@ -11,6 +11,7 @@ import type { ServerTimeouts } from './http/server-timeouts.js'
 import { Metrics } from './metrics/registry.js'
 import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
+import { FLUSH_BUDGET_MS, startTracing, type Tracing } from './tracing/tracing.js'
 import type { LoadShedding } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
@@ -47,7 +48,9 @@ export interface BuiltService {
   readonly metrics: Metrics | undefined
   /** Which build this is: /v1/versions, edge_api_build_info and main.ts's `listening` line name it. */
   readonly build: BuildInfo
-  /** Closes the app, then the chain client's connections (tests and the bench; main.ts just exits). */
+  /** The tracer; undefined when tracing is off (EDGE_API_OTEL_ENABLED unset), as by default. main.ts flushes it at exit. */
+  readonly tracing: Tracing | undefined
+  /** Closes the app, then the chain client's connections, then flushes the traces (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
 
@@ -66,6 +69,11 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   // One registry per service (never prom-client's global one): several services in one
   // process (tests, the bench) keep their own series. None at all when metrics are off.
   const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new Metrics(build)
+  // With tracing off this loads nothing of OpenTelemetry and adds no hook.
+  const tracing = await startTracing(config.tracing, {
+    log: options.logger,
+    onDrop: metrics === undefined ? undefined : (reason, spans) => metrics.spansDropped(reason, spans)
+  })
   const chain = new ChainClient({
     baseUrl: config.chainRestUrls,
     timeoutMs: config.chainTimeoutMs,
@@ -73,6 +81,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     maxResponseBytes: config.chainMaxResponseBytes,
     log: options.logger,
     observer: metrics,
+    tracer: tracing?.chain,
     ...options.chain
   })
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
@@ -81,12 +90,13 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     chainQueueDepth: () => chain.queued,
     chainNodesUp: () => chain.nodesUp
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()
+    await tracing?.shutdown(FLUSH_BUDGET_MS)
   }
-  return { app, chain, readiness, metrics, build, close }
+  return { app, chain, readiness, metrics, build, tracing, close }
 }
 
 /**

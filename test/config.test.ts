@@ -31,8 +31,23 @@ t.test('defaults', async (t) => {
     exposeOptionalRoutes: false,
     metricsPort: 9464,
     metricsHost: '0.0.0.0',
+    tracing: undefined,
     warnings: []
   })
+})
+
+t.test('tracing: off by default; on with EDGE_API_OTEL_ENABLED and an endpoint; refused naming the variable', async (t) => {
+  t.match(loadConfig({ ...base, EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'http://jaeger:4317' }).tracing, { endpoint: 'http://jaeger:4317', protocol: 'grpc' })
+  const disabled = loadConfig({ ...base, EDGE_API_OTEL_ENABLED: 'true', OTEL_SDK_DISABLED: 'true' })
+  t.same([disabled.tracing, disabled.warnings], [undefined, ['tracing is off: OTEL_SDK_DISABLED=true overrides EDGE_API_OTEL_ENABLED']])
+  let error: unknown
+  try {
+    loadConfig({ ...base, EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'jaeger:4317' })
+  } catch (err) {
+    error = err
+  }
+  t.ok(error instanceof ConfigError)
+  t.equal((error as ConfigError).variable, 'OTEL_ENDPOINT')
 })
 
 t.test('the optional verify/debug routes: true or false, nothing else', async (t) => {

@@ -2,7 +2,8 @@
 // setting for: coalescing off, load shedding off or refusing everything, or undici Pool
 // options to compare pool tunings. Logs at warn, or at $BENCH_LOG_LEVEL.
 // argv: <chain url> [coalesce on|off] [shedding on|off|all] [pool JSON, e.g. {"connections":8,"pipelining":4}]
-// env: BENCH_METRICS=off serves and records no metrics (default: on, on any free port).
+// env: BENCH_METRICS=off serves and records no metrics (default: on, on any free port);
+// EDGE_API_OTEL_ENABLED and OTEL_* configure tracing as they do main.js.
 import type { Pool } from 'undici'
 import { serveCommands } from '../lib/ipc.js'
 
@@ -23,7 +24,8 @@ const config = loadConfig({
   EDGE_API_DRAIN_ANNOUNCE: '0',
   EDGE_API_HOST: '127.0.0.1',
   EDGE_API_PORT: '0',
-  EDGE_API_METRICS_PORT: 'off'
+  EDGE_API_METRICS_PORT: 'off',
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key === 'EDGE_API_OTEL_ENABLED' || key.startsWith('OTEL_')))
 })
 const poolOptions = poolJson === undefined ? undefined : JSON.parse(poolJson) as Pool.Options
 // 0 means "no limit": with shedding off, a saturated run measures the work itself instead of

@@ -46,10 +46,10 @@ export async function startBare (log?: { level: string, stdout: number, chainUrl
 }
 
 /** edge-api from dist/app.js in a bench child, e.g. with coalescing off or a custom pool. */
-export async function startEdgeApp (chainUrl: string, coalesce = true, shedding: boolean | 'all' = true, pool?: object, metrics = true, logLevel?: string): Promise<Server> {
+export async function startEdgeApp (chainUrl: string, coalesce = true, shedding: boolean | 'all' = true, pool?: object, metrics = true, logLevel?: string, env: Record<string, string> = {}): Promise<Server> {
   const mode = shedding === 'all' ? 'all' : shedding ? 'on' : 'off'
   const args = [chainUrl, coalesce ? 'on' : 'off', mode, ...(pool === undefined ? [] : [JSON.stringify(pool)])]
-  const child = await Child.start<{ port: number }>('edge', args, { BENCH_METRICS: metrics ? 'on' : 'off', ...(logLevel === undefined ? {} : { BENCH_LOG_LEVEL: logLevel }) })
+  const child = await Child.start<{ port: number }>('edge', args, { BENCH_METRICS: metrics ? 'on' : 'off', ...(logLevel === undefined ? {} : { BENCH_LOG_LEVEL: logLevel }), ...env })
   const label = `edge-api (app, coalesce ${coalesce ? 'on' : 'off'}, shedding ${mode}, metrics ${metrics ? 'on' : 'off'}${pool === undefined ? '' : ` pool ${JSON.stringify(pool)}`})`
   return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label, stop: () => child.stop() }
 }

@@ -28,6 +28,17 @@ export interface ChainObserver {
 
 const NO_OBSERVER: ChainObserver = { exchange: () => {} }
 
+/** Traces each exchange with a node (src/tracing/); absent when tracing is off. */
+export interface ChainTracer {
+  /** An exchange is about to be sent: the headers to send with it (traceparent), and its end; undefined when it is not traced. */
+  exchange (node: number, path: string, attempt: number): TracedExchange | undefined
+}
+
+export interface TracedExchange {
+  readonly headers: Readonly<Record<string, string>>
+  end (outcome: ChainOutcome): void
+}
+
 export interface ChainClientOptions {
   /**
    * Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317; or the base URLs
@@ -52,6 +63,8 @@ export interface ChainClientOptions {
   readonly nodeBackoff?: { readonly initialMs: number, readonly maxMs: number }
   /** Told how each exchange with a node ended and how long it took. @default none */
   readonly observer?: ChainObserver
+  /** Traces each exchange (a client span, traceparent sent to the node). @default none */
+  readonly tracer?: ChainTracer | undefined
 }
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
@@ -80,6 +93,7 @@ export class ChainClient {
   readonly #pending = new Map<string, Promise<unknown>>()
   readonly #inFlight = new Set<AbortController>()
   readonly #observer: ChainObserver
+  readonly #tracer: ChainTracer | undefined
 
   constructor (options: ChainClientOptions) {
     const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
@@ -89,6 +103,7 @@ export class ChainClient {
     this.#maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
     this.#limit = pLimit(options.concurrency)
     this.#observer = options.observer ?? NO_OBSERVER
+    this.#tracer = options.tracer
     this.#nodes = new ChainNodes({
       urls,
       // One connection per request the limiter lets through, so undici never queues behind
@@ -128,7 +143,7 @@ export class ChainClient {
   async probe (path: string, timeoutMs: number, node = 0): Promise<unknown> {
     const chosen = this.#nodes.all[node]
     if (chosen === undefined) throw new RangeError(`no chain node ${node}; there are ${this.nodeCount}`)
-    const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs))
+    const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs, 1))
     if (outcome.ok) return outcome.value
     throw outcome.error
   }
@@ -170,12 +185,12 @@ export class ChainClient {
     const outcome = await this.#deadline(this.#timeoutMs, async (signal, timedOut) => {
       const tried = new Set<ChainNode>()
       let node = this.#nodes.pick(tried) as ChainNode
-      for (;;) {
+      for (let attempt = 1; ; attempt++) {
         tried.add(node)
         node.inFlight++
         let result: Outcome
         try {
-          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs)
+          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt)
         } finally {
           node.inFlight--
         }
@@ -205,11 +220,14 @@ export class ChainClient {
     }
   }
 
-  /** One request to one node (#attempt), timed and reported to the observer. */
-  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
+  /** One request to one node (#attempt), timed, reported to the observer and traced. */
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number): Promise<Outcome> {
     const started = performance.now()
-    const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs)
-    this.#observer.exchange(node.index + 1, outcomeLabel(outcome, signal, timedOut), (performance.now() - started) / 1000)
+    const traced = this.#tracer?.exchange(node.index + 1, path, attempt)
+    const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs, traced?.headers)
+    const label = outcomeLabel(outcome, signal, timedOut)
+    this.#observer.exchange(node.index + 1, label, (performance.now() - started) / 1000)
+    traced?.end(label)
     return outcome
   }
 
@@ -218,7 +236,7 @@ export class ChainClient {
    * cut off at the size limit. Reports the node's health: any answer means it is up; a
    * refused, dropped or timed-out exchange means it is down.
    */
-  async #attempt (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number): Promise<Outcome> {
+  async #attempt (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, traceHeaders?: Readonly<Record<string, string>>): Promise<Outcome> {
     const target = node.prefix + path
     let statusCode: number
     let text: string
@@ -227,7 +245,7 @@ export class ChainClient {
         origin: node.origin,
         path: target,
         method: 'GET',
-        headers: { accept: 'application/json' },
+        headers: traceHeaders === undefined ? { accept: 'application/json' } : { accept: 'application/json', ...traceHeaders },
         signal
       })
       statusCode = answer.statusCode

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { BuildInfo } from '../build-info.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
+import type { DropReason } from '../tracing/drop-report.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -63,6 +64,7 @@ export class Metrics implements ChainObserver {
   readonly #chainDuration: Histogram<'node' | 'outcome'>
   readonly #shed: Counter<'reason'>
   readonly #probes: Counter<'result'>
+  readonly #spansDropped: Counter<'reason'>
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, Child>()
   readonly #chainChildren = new Map<string, Child>()
@@ -127,6 +129,12 @@ export class Metrics implements ChainObserver {
       labelNames: ['version', 'commit'],
       registers
     }).set({ version: build.version, commit: build.commit }, 1)
+    this.#spansDropped = new Counter({
+      name: 'edge_api_trace_spans_dropped_total',
+      help: 'Trace spans that never reached the collector (tracing on): queue_full while it is slow or down, export_failed when it refused a batch',
+      labelNames: ['reason'],
+      registers
+    })
     this.registry = Registry.merge([own, processMetrics()])
   }
 
@@ -180,5 +188,9 @@ export class Metrics implements ChainObserver {
 
   readinessProbe (result: ChainOutcome): void {
     this.#probes.inc({ result })
+  }
+
+  spansDropped (reason: DropReason, spans: number): void {
+    this.#spansDropped.inc({ reason }, spans)
   }
 }

@@ -4,6 +4,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { COMPOSE_DIR, CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { loadConfig } from '../../src/config.js'
 
 const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
 const STACK = composeFiles().find((f) => basename(f) === 'docker-compose.yml') as string
@@ -60,7 +61,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
-  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'prometheus'])
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'jaeger', 'prometheus'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
@@ -146,6 +147,28 @@ t.test('the optional Grafana: the metrics profile, Prometheus as its data source
   const dashboard = JSON.parse(readFileSync(`${COMPOSE_DIR}grafana/dashboards/${basename(home)}`, 'utf8')) as { panels: Array<{ datasource?: { uid: string }, targets?: Array<{ datasource: { uid: string } }> }> }
   const uids = new Set(dashboard.panels.flatMap((p) => [p.datasource, ...(p.targets ?? []).map((q) => q.datasource)]).filter((d) => d !== undefined).map((d) => d.uid))
   t.same([...uids], [prometheus?.uid], 'every panel and query names the provisioned data source')
+})
+
+t.test('the optional Jaeger (tracing profile) receives the replicas\' spans over OTLP/gRPC, once tracing is switched on', async (t) => {
+  if (!requireTool(t, 'docker-compose', 'the compose checks')) return
+  type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], image?: string }
+  const config = (env: Record<string, string>) => (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env }).stdout) as { services: Record<string, Service> }).services
+  const services = config({})
+  const jaeger = services.jaeger as Service
+  t.same(jaeger.profiles, ['tracing'], 'started only with --profile tracing')
+  t.match(jaeger.image, /^jaegertracing\/jaeger:2\./)
+  t.same(jaeger.ports, ['127.0.0.1:16686:16686/tcp'], 'its UI on the host\'s loopback; OTLP stays inside the network')
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    const env = services[name]?.environment as Record<string, string>
+    t.equal(env.EDGE_API_OTEL_ENABLED, 'false', `${name}: tracing off by default`)
+    t.equal(loadConfig(env).tracing, undefined, 'and edge-api reads it so')
+  }
+  const on = config({ EDGE_API_OTEL_ENABLED: 'true' })
+  for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
+    t.match(loadConfig(on[name]?.environment as Record<string, string>).tracing, { endpoint: 'http://jaeger:4317', protocol: 'grpc', headers: {} }, `${name} exports to the Jaeger service, as gonka's compose did`)
+  }
+  const elsewhere = config({ EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'https://collector.example:4317', OTEL_HEADERS: 'authorization=Bearer x' })
+  t.match(loadConfig(elsewhere['edge-api-1']?.environment as Record<string, string>).tracing, { endpoint: 'https://collector.example:4317', headers: { authorization: 'Bearer x' } }, 'or to any collector')
 })
 
 t.test('the single replica: no router, so no drain announcement', async (t) => {

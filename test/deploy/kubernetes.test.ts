@@ -68,8 +68,14 @@ t.test('the ConfigMap carries every edge-api setting of config.env.example', asy
   const keys = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1] as string)
   t.ok(keys.includes('EDGE_API_SHUTDOWN_BUDGET'), 'the example was read')
   const data = configData(manifests)
+  // The OTEL_* variables are shown commented out: unset, the exporter's standard defaults would apply.
+  const configMapText = readFileSync(join(KUBERNETES_DIR, 'configmap.yaml'), 'utf8')
+  const commented = new Set([...configMapText.matchAll(/^\s*#\s*(OTEL_[A-Z0-9_]+):/gm)].map((m) => m[1] as string))
+  t.ok(commented.has('OTEL_ENDPOINT'), 'the ConfigMap shows Go\'s OTEL_ENDPOINT')
   // CHAIN_GRPC_URL is the Go service's fallback for an unset CHAIN_REST_URL, which is set.
-  for (const key of keys.filter((k) => k !== 'CHAIN_GRPC_URL')) t.ok(key in data, `${key} is in configmap.yaml`)
+  for (const key of keys.filter((k) => k !== 'CHAIN_GRPC_URL')) {
+    t.ok(key in data || (key.startsWith('OTEL_') && commented.has(key)), `${key} is in configmap.yaml`)
+  }
   t.equal(data.CHAIN_REST_URL, 'http://node:1317', 'an example chain URL')
   t.equal(data.EDGE_API_METRICS_PORT, '9464')
 })

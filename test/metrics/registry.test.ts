@@ -117,3 +117,14 @@ t.test('each instance has its own series; the process metrics are shared, not du
   t.equal(once(await a.scrape()), 1)
   t.equal(once(await b.scrape()), 1)
 })
+
+t.test('spans dropped, by reason (tracing on)', async (t) => {
+  const metrics = new Metrics()
+  t.equal(sampleValue(await metrics.scrape(), 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), undefined, 'no series before a loss')
+  metrics.spansDropped('queue_full', 1)
+  metrics.spansDropped('queue_full', 1)
+  metrics.spansDropped('export_failed', 512)
+  const text = await metrics.scrape()
+  t.equal(sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), 2)
+  t.equal(sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason: 'export_failed' }), 512)
+})

@@ -1,0 +1,40 @@
+// Tracing off (dist/main.js) against a build of the commit before tracing: CPU per request of
+// the server process, alternating (issue 20: "off identical to today within noise").
+//   git archive af2fa02 | tar -x -C /tmp/edge-baseline && ln -s $PWD/node_modules /tmp/edge-baseline/ \
+//     && (cd /tmp/edge-baseline && npx tsc -p tsconfig.build.json)
+//   npx tsx bench/tracing-off.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8)
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { Load } from './lib/load.js'
+import { freePort } from './lib/ports.js'
+import { cpuMs, startSim } from './lib/servers.js'
+import { median } from './lib/stats.js'
+
+const sim = await startSim()
+const load = await Load.start()
+async function start (main: string) {
+  const port = await freePort()
+  const child = spawn(process.execPath, [main], { env: { PATH: process.env.PATH, CHAIN_REST_URL: sim.url, EDGE_API_PORT: String(port), EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_METRICS_PORT: String(await freePort()) }, stdio: 'ignore' })
+  for (;;) { try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break } catch {} await new Promise((resolve) => setTimeout(resolve, 20)) }
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, stop: async () => { child.kill('SIGKILL'); await once(child, 'exit') } }
+}
+const baselineMain = process.argv[2]
+if (baselineMain === undefined) throw new Error('usage: npx tsx bench/tracing-off.ts <baseline dist/main.js>')
+const sides = { baseline: await start(baselineMain), off: await start(new URL('../dist/main.js', import.meta.url).pathname) }
+const path = process.env.BPATH ?? '/v1/status'
+const out: Record<string, number[]> = { baseline: [], off: [] }
+const shed: Record<string, number> = { baseline: 0, off: 0 }
+for (let round = 0; round < Number(process.env.ROUNDS ?? 8); round++) {
+  for (const name of (round % 2 === 0 ? ['baseline', 'off'] : ['off', 'baseline'])) {
+    const s = sides[name as 'off']
+    await load.run({ url: `${s.url}${path}`, connections: 10, durationS: 1 })
+    const before = await cpuMs(s.pid)
+    const r = await load.run({ url: `${s.url}${path}`, connections: 10, durationS: 2 })
+    out[name]!.push((await cpuMs(s.pid) - before) * 1000 / r.requests)
+    shed[name]! += r.non2xx
+  }
+}
+const ratios = out.off!.map((v, i) => v / out.baseline![i]!)
+console.log(`${path}: CPU µs/request baseline ${median(out.baseline!).toFixed(1)} / off ${median(out.off!).toFixed(1)}; median pair ratio off/baseline ${median(ratios).toFixed(3)} (pairs ${ratios.map((x) => x.toFixed(2)).join(' ')}); non-2xx ${JSON.stringify(shed)}`)
+for (const s of Object.values(sides)) await s.stop()
+await load.stop(); await sim.stop()

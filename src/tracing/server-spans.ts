@@ -1,0 +1,149 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
+
+// One SERVER span per request, as the Go service had (tracer edge-api.server; /healthz not
+// traced, /readyz traced), named and attributed by the current HTTP semantic conventions.
+// The span is made lazily: at the request's first chain exchange (its parent) or at its
+// response. A request shed with 503 before either never gets one: it is counted
+// (edge_api_shed_total), and the shed path stays as cheap as it was.
+
+/** Routes the Go service did not trace: the liveness probe, every second per replica. */
+const UNTRACED_ROUTES = new Set(['/healthz'])
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's trace (src/tracing/server-spans.ts); null when it is not traced. */
+    otelTrace: RequestTrace | null
+  }
+}
+
+/** The app, whatever its logger and type provider. */
+export type TracedApp<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> =
+  FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>
+
+/** What a request's trace needs to know of the app. */
+export interface ServerSpanHooks {
+  /** Whether `reply` is a 503 load shedding sent (src/http/shedding.ts): not traced. */
+  readonly refused: (reply: FastifyReply) => boolean
+  /** True from the drain latch on: the span says so (edge_api.draining). */
+  readonly draining: () => boolean
+}
+
+/** One request's trace: when it started, and its span once one is needed. */
+class RequestTrace {
+  readonly request: FastifyRequest
+  /** The route pattern; undefined when no route matched (404, 405). */
+  readonly route: string | undefined
+  readonly startTime = performance.now()
+  span: Span | undefined
+  context: Context | undefined
+  ended = false
+
+  constructor (request: FastifyRequest, route: string | undefined) {
+    this.request = request
+    this.route = route
+  }
+}
+
+export class ServerSpans {
+  readonly #tracer: Tracer
+  readonly #propagator: TextMapPropagator
+  readonly #active = new AsyncLocalStorage<RequestTrace>()
+
+  constructor (tracer: Tracer, propagator: TextMapPropagator) {
+    this.#tracer = tracer
+    this.#propagator = propagator
+  }
+
+  /** Adds the hooks to `app`: first among its onRequest hooks, so the whole request runs inside its trace. */
+  register<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (app: TracedApp<Logger, Provider>, hooks: ServerSpanHooks): void {
+    app.decorateRequest('otelTrace', null)
+    app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      // routeOptions is a getter that builds an object: read once.
+      const route = request.routeOptions.url
+      if (route !== undefined && UNTRACED_ROUTES.has(route)) {
+        done()
+        return
+      }
+      const requestTrace = new RequestTrace(request, route)
+      request.otelTrace = requestTrace
+      // Everything the request runs from here on (its handler, its chain reads) finds it.
+      this.#active.run(requestTrace, done)
+    })
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const requestTrace = request.otelTrace
+      if (requestTrace !== null && !(requestTrace.span === undefined && hooks.refused(reply))) {
+        this.#end(requestTrace, reply.statusCode, hooks.draining())
+      }
+      done()
+    })
+    // A client that leaves before its answer gets no onResponse: its span ends here, or never reaches the collector.
+    app.addHook('onRequestAbort', (request: FastifyRequest, done: HookHandlerDoneFunction) => {
+      const requestTrace = request.otelTrace
+      if (requestTrace !== null) this.#end(requestTrace, undefined, hooks.draining())
+      done()
+    })
+  }
+
+  /** The context of the request being served here (its span made now if need be); undefined outside a request or after its end. */
+  activeContext (): Context | undefined {
+    const requestTrace = this.#active.getStore()
+    if (requestTrace === undefined || requestTrace.ended) return undefined
+    return this.#context(requestTrace)
+  }
+
+  #context (requestTrace: RequestTrace): Context {
+    if (requestTrace.context !== undefined) return requestTrace.context
+    const { request, route } = requestTrace
+    const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, HEADER_GETTER)
+    const query = request.url.indexOf('?')
+    const attributes: Attributes = {
+      'http.request.method': request.method,
+      'url.path': query < 0 ? request.url : request.url.slice(0, query),
+      'url.scheme': request.protocol,
+      'edge_api.request_id': request.id
+    }
+    if (route !== undefined) attributes['http.route'] = route
+    const span = this.#tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
+      kind: SpanKind.SERVER,
+      startTime: requestTrace.startTime,
+      attributes
+    }, parent)
+    requestTrace.span = span
+    requestTrace.context = trace.setSpan(parent, span)
+    return requestTrace.context
+  }
+
+  #end (requestTrace: RequestTrace, statusCode: number | undefined, draining: boolean): void {
+    if (requestTrace.ended) return
+    this.#context(requestTrace)
+    requestTrace.ended = true
+    const span = requestTrace.span as Span
+    if (draining) span.setAttribute('edge_api.draining', true)
+    if (statusCode === undefined) {
+      // The semantic conventions' error.type for a request the client gave up on.
+      span.setAttribute('error.type', 'aborted')
+    } else {
+      span.setAttribute('http.response.status_code', statusCode)
+      // Server spans: 5xx is an error, 4xx is the client's (the conventions' rule).
+      if (statusCode >= 500) {
+        span.setAttribute('error.type', String(statusCode))
+        span.setStatus({ code: SpanStatusCode.ERROR })
+      }
+    }
+    span.end()
+  }
+}
+
+/** Fastify's headers are already lower-cased: a plain lookup, first value of a repeated one. */
+const HEADER_GETTER = {
+  get (headers: FastifyRequest['headers'], key: string): string | undefined {
+    const value = headers[key]
+    return Array.isArray(value) ? value[0] : value
+  },
+  keys (headers: FastifyRequest['headers']): string[] {
+    return Object.keys(headers)
+  }
+}

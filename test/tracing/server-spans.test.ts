@@ -1,0 +1,85 @@
+import t from 'tap'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
+import { startTracedService } from '../fixtures/traced-service.js'
+
+// Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
+t.setTimeout(180_000)
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+const CLIENT_SPAN = '00f067aa0ba902b7'
+
+t.test('a trace of /v1/epochs/current/participants: one server span, child of the client\'s, with its chain spans as children', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  sim.resetCounts()
+
+  const res = await fetch(`${origin}/v1/epochs/current/participants?x=1`, { headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`, 'x-request-id': 'trace-me' } })
+  t.equal(res.status, 200)
+  await res.arrayBuffer()
+  const chainRequests = sim.requests.length
+  t.ok(chainRequests >= 1, `the request read the chain ${chainRequests} times`)
+  const spans = await receiver.waitFor((s) => s.some((span) => span.kind === SERVER), 'the server span')
+  const server = spans.filter((s) => s.kind === SERVER)
+  t.equal(server.length, 1, 'one server span')
+  const span = server[0]!
+  t.equal(span.traceId, TRACE_ID, 'in the client\'s trace')
+  t.equal(span.parentSpanId, CLIENT_SPAN, 'child of the client\'s span')
+  t.equal(span.name, 'GET /v1/epochs/:epoch/participants', 'named method and route pattern')
+  t.equal(span.scope, 'edge-api.server', 'Go\'s tracer name')
+  t.same(span.attributes, {
+    'http.request.method': 'GET',
+    'url.path': '/v1/epochs/current/participants',
+    'url.scheme': 'http',
+    'http.route': '/v1/epochs/:epoch/participants',
+    'edge_api.request_id': 'trace-me',
+    'http.response.status_code': 200
+  }, 'the current HTTP semantic conventions, the request id, no query string')
+  t.equal(span.statusCode, 0, 'a 200 leaves the status unset')
+  t.match(span.resource, { 'service.name': 'edge-api', 'service.version': /^\d+\.\d+\.\d+/ })
+
+  const chain = spans.filter((s) => s.kind === CLIENT)
+  t.equal(chain.length, chainRequests, 'one client span per chain exchange')
+  for (const c of chain) {
+    t.equal(c.traceId, TRACE_ID)
+    t.equal(c.parentSpanId, span.spanId, `${c.name} is a child of the server span`)
+    t.ok(c.startNs >= span.startNs && c.endNs <= span.endNs, 'and within it')
+    t.match(c.attributes, { 'edge_api.chain.node': 1, 'edge_api.chain.attempt': 1, 'edge_api.chain.outcome': 'ok', 'http.request.method': 'GET' })
+    t.notOk(JSON.stringify(c.attributes).includes('127.0.0.1'), 'never the node\'s URL')
+  }
+  t.same(sim.traceparents.toSorted(), chain.map((c) => `00-${TRACE_ID}-${c.spanId}-01`).toSorted(), 'each chain request carried its own span as traceparent')
+})
+
+t.test('/healthz is not traced; /readyz, a 404 and a request without traceparent are (new root traces)', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  for (const path of ['/healthz', '/readyz', '/nope?secret=1']) await (await fetch(`${origin}${path}`)).arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length >= 2, 'two server spans')
+  const server = spans.filter((s) => s.kind === SERVER)
+  t.same(server.map((s) => s.name).toSorted(), ['GET', 'GET /readyz'], 'the 404 is named by its method alone (no route)')
+  const notFound = server.find((s) => s.name === 'GET')!
+  t.same([notFound.attributes['url.path'], notFound.attributes['http.response.status_code'], 'http.route' in notFound.attributes], ['/nope', 404, false])
+  t.equal(notFound.statusCode, 0, 'a 4xx is the client\'s error, not the server\'s')
+  for (const s of server) t.equal(s.parentSpanId, '', 'a root span')
+  t.notOk(server.some((s) => s.attributes['url.path'] === '/healthz'), 'no /healthz span')
+})
+
+t.test('the drain is visible: requests answered after the drain latch carry edge_api.draining', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin, service } = await startTracedService(t, [sim.url], receiver)
+  await (await fetch(`${origin}/v1/status`)).arrayBuffer()
+  service.readiness.beginDrain()
+  await (await fetch(`${origin}/v1/status`)).arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length === 2, 'two server spans')
+  const sorted = spans.filter((s) => s.kind === SERVER).sort((a, b) => Number(a.startNs - b.startNs))
+  t.same(sorted.map((s) => s.attributes['edge_api.draining']), [undefined, true], 'only the one answered while draining')
+})
