@@ -1,14 +1,21 @@
 import t from 'tap'
 import { parse } from 'yaml'
 import { loadConfig, SETTINGS, type ConfigKey, type Setting } from '../src/config.js'
+import { TRACING_VARIABLES } from '../src/tracing/settings.js'
 import { markdownTable, repoFile } from './fixtures/markdown.js'
 
 // Every copy of the settings list is checked against the one in src/config.ts (SETTINGS): a
 // variable left out, one the service does not read, or a default that differs fails here,
-// naming the file. A copy may pin a value only where this file says why.
+// naming the file. A copy may pin a value only where this file says why. The OpenTelemetry
+// variables tracing reads besides EDGE_API_OTEL_ENABLED have their own list, TRACING_VARIABLES
+// in src/tracing/settings.ts (the standard OTEL_* names, no defaults of ours): a copy may
+// forward or show any of them, and nothing outside both lists.
 
 const KEYS = Object.keys(SETTINGS) as ConfigKey[]
 const setting = (key: string): Setting | undefined => (SETTINGS as Record<string, Setting>)[key]
+const TRACING = new Set<string>(TRACING_VARIABLES)
+/** The keys of a copy that are not OpenTelemetry's, and those that are. */
+const ours = (keys: Iterable<string>): string[] => [...keys].filter((key) => !TRACING.has(key)).sort()
 
 /** A value every copy's environment can boot with, for the one setting that has no default. */
 const CHAIN = { CHAIN_REST_URL: 'http://node:1317' }
@@ -19,7 +26,16 @@ t.test('loadConfig reads exactly the settings of the list', async (t) => {
     get: (target, key: string) => { read.add(key); return target[key] }
   })
   loadConfig(env)
-  t.same([...read].sort(), [...KEYS].sort())
+  t.same(ours(read), [...KEYS].sort(), 'every setting of the list')
+  // With tracing on, through Go's endpoint variable and through the standard ones.
+  const endpoints: Array<Record<string, string>> = [{ OTEL_ENDPOINT: 'http://collector:4317' }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }]
+  for (const endpoint of endpoints) {
+    loadConfig(new Proxy<Record<string, string>>({ ...CHAIN, EDGE_API_OTEL_ENABLED: 'true', ...endpoint }, {
+      get: (target, key: string) => { read.add(key); return target[key] }
+    }))
+  }
+  t.same([...read].filter((key) => TRACING.has(key)).sort(), [...TRACING].sort(), 'with tracing on, every OpenTelemetry variable of its list, and nothing else')
+  t.same(ours(read), [...KEYS].sort(), 'and no variable outside both lists')
 })
 
 t.test('the README configuration table: one row per setting, each with its default', async (t) => {
@@ -35,10 +51,10 @@ t.test('the README configuration table: one row per setting, each with its defau
 
 t.test('config.env.example: every setting, each with its default, and the example boots', async (t) => {
   // What follows this line is read by Docker Compose, not by edge-api.
-  const [ours = '', compose = ''] = repoFile('config.env.example').split('# --- compose / router settings ---')
+  const [service = '', compose = ''] = repoFile('config.env.example').split('# --- compose / router settings ---')
   const lines = (text: string): Array<[string, string]> => [...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1] as string, m[2] as string])
-  const example = new Map(lines(ours))
-  t.same([...example.keys()].sort(), [...KEYS].sort(), 'every setting, and no other, before the compose section')
+  const example = new Map(lines(service))
+  t.same(ours(example.keys()), [...KEYS].sort(), 'every setting, and no other but OpenTelemetry\'s, before the compose section')
   t.notOk(lines(compose).some(([key]) => setting(key) !== undefined), 'no edge-api setting in the compose section')
   for (const key of KEYS) {
     const value = setting(key)?.default
@@ -71,7 +87,7 @@ const composeEnvironments: Record<string, (doc: Record<string, any>) => Record<s
 for (const [file, environment] of Object.entries(composeEnvironments)) {
   t.test(`${file} forwards every setting with its default, or pins it for a reason`, async (t) => {
     const env = environment(parse(repoFile(file)))
-    t.same(Object.keys(env).sort(), [...KEYS].sort(), 'every setting, and no other: one left out would never reach the container')
+    t.same(ours(Object.keys(env)), [...KEYS].sort(), 'every setting, and no other but OpenTelemetry\'s: one left out would never reach the container')
     const pinned = PINNED[file] ?? {}
     for (const key of KEYS) {
       const expected = pinned[key] ?? `\${${key}:-${setting(key)?.default ?? ''}}`
@@ -85,7 +101,7 @@ t.test('kubernetes/configmap.yaml: every setting a cluster uses, each with its d
   const data = parse(repoFile('kubernetes/configmap.yaml')).data as Record<string, string>
   // CHAIN_GRPC_URL only stands in for an unset CHAIN_REST_URL, which a cluster sets.
   const used = KEYS.filter((key) => key !== 'CHAIN_GRPC_URL')
-  t.same(Object.keys(data).sort(), [...used].sort(), 'every setting, and no other')
+  t.same(ours(Object.keys(data)), [...used].sort(), 'every setting, and no other but OpenTelemetry\'s')
   // The pods' own address for metrics: every interface, like EDGE_API_HOST's default.
   const pinned: Partial<Record<ConfigKey, string>> = { EDGE_API_METRICS_HOST: '0.0.0.0' }
   for (const key of used) {

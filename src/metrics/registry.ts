@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { BuildInfo } from '../build-info.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
-import type { DropReason } from '../tracing/drop-report.js'
+import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -135,6 +135,8 @@ export class Metrics implements ChainObserver {
       labelNames: ['reason'],
       registers
     })
+    // Exported at 0 from the start (tracing off included), so an alert on the rate sees the first drop.
+    for (const reason of DROP_REASONS) this.#spansDropped.inc({ reason }, 0)
     this.registry = Registry.merge([own, processMetrics()])
   }
 

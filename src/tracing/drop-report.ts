@@ -1,8 +1,9 @@
 // Spans that never reach the collector: counted at once (a metric), logged at most once per
 // interval. A collector that is down loses spans by the thousand; one line a minute says so.
 
-/** Why a span was lost: the queue was full (the collector is slow or down), or its export failed. */
-export type DropReason = 'queue_full' | 'export_failed'
+/** Why spans never reached the collector: its queue was full (the collector is slow or down), or it refused a batch. */
+export const DROP_REASONS = ['queue_full', 'export_failed'] as const
+export type DropReason = typeof DROP_REASONS[number]
 
 /** The subset of a pino logger the report writes to. */
 export interface DropLog {
