@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyError } from 'fastify'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
+import type { AnswerCache } from './cache/answer-cache.js'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
@@ -33,6 +34,8 @@ export interface AppOptions {
   readonly verifyTuning?: VerifyTuning
   /** Where request metrics go; none when metrics are off (EDGE_API_METRICS_PORT=off). */
   readonly metrics?: RequestMetrics | undefined
+  /** Built /v1 answers (EDGE_API_CACHE_SIZE); none when off. */
+  readonly cache?: AnswerCache | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -104,7 +107,8 @@ export async function buildApp (options: AppOptions) {
     shedding,
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,
-    verifyTuning: options.verifyTuning
+    verifyTuning: options.verifyTuning,
+    cache: options.cache
   })
   return app
 }

@@ -22,7 +22,9 @@ export function accessLog (options: AccessLogOptions = {}) {
         // Unmatched requests (404, router errors) have no pattern.
         route: request.routeOptions.url ?? null,
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        // How a cacheable answer was served (hit, coalesced, miss, revalidated); absent otherwise.
+        cache: reply.getHeader('x-cache')
       }, 'request')
     }
     done()
