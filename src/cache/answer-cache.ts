@@ -19,8 +19,6 @@ export interface CacheObserver {
   cacheEvicted (): void
 }
 
-const NO_OBSERVER: CacheObserver = { cacheResult: () => {}, cacheEvicted: () => {} }
-
 // An entry costs more than its body: the key, the headers and lru-cache's own bookkeeping
 // (a few arrays' slots per entry). 256 bytes each is a round, generous figure for these.
 const ENTRY_OVERHEAD_BYTES = 256
@@ -33,16 +31,16 @@ const ENTRY_OVERHEAD_BYTES = 256
  */
 export class AnswerCache {
   readonly #lru: LRUCache<string, CachedAnswer>
-  readonly observer: CacheObserver
+  readonly observer: CacheObserver | undefined
 
-  constructor (maxBytes: number, observer: CacheObserver = NO_OBSERVER) {
+  constructor (maxBytes: number, observer?: CacheObserver) {
     this.observer = observer
     this.#lru = new LRUCache<string, CachedAnswer>({
       maxSize: maxBytes,
       maxEntrySize: maxBytes,
       sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + answer.etag.length + ENTRY_OVERHEAD_BYTES,
       dispose: (_answer, _key, reason) => {
-        if (reason === 'evict') this.observer.cacheEvicted()
+        if (reason === 'evict') this.observer?.cacheEvicted()
       }
     })
   }

@@ -126,11 +126,10 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     const key = keyAt(read.base, height)
     const etag = tagOf(key)
     tag(reply, height, etag)
-    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
-      const answer = { body: Buffer.from(payload), contentType: String(reply.getHeader('content-type')), etag }
-      cache?.set(key, answer)
-      read.done?.(answer)
-    }
+    // A handler's answer, serialized by its route's schema: a string.
+    const answer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag }
+    cache?.set(key, answer)
+    read.done?.(answer)
     // Built without knowing its height first (no cache, no fresh head): the tag is compared now.
     if (reply.getHeader(CACHE_HEADER) !== undefined || !matchesTag(request.headers['if-none-match'], etag)) return payload
     sendResult(reply, read.route, 'revalidated').code(304)
@@ -174,8 +173,10 @@ function sendAnswer (reply: FastifyReply, answer: CachedAnswer): FastifyReply {
  * with it a 304 (bandwidth saved; the answer was built all the same).
  */
 function untagged (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-  if (request.method !== 'GET' || reply.statusCode !== 200 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return payload
-  const etag = `"${digest(payload)}"`
+  // A cache hit is already tagged with its key's tag.
+  if (request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) return payload
+  // Serialized JSON or text: a string.
+  const etag = `"${digest(payload as string)}"`
   reply.header('etag', etag)
   reply.header('cache-control', request.routeOptions.config.answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL)
   if (!matchesTag(request.headers['if-none-match'], etag)) return payload

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { ChainUnavailableError } from '../errors.js'
-import type { NodeLog } from './nodes.js'
+import { NO_LOG, type NodeLog } from './nodes.js'
 
 // Block heights of the chain's nodes (docs/heights-and-cache.md): the request header that
 // pins a query to a height, the response header with the height answered, the errors of a
@@ -43,14 +43,10 @@ export interface ChainHeadsOptions {
   readonly maxAgeMs: number
   /** Asks the nodes for their latest height, each answer reported with observe(). */
   readonly poll: () => Promise<unknown>
-  readonly log?: NodeLog
+  readonly log: NodeLog | undefined
   /** Each node's base URL, for the log. */
-  readonly urls?: readonly string[]
-  /** The clock (tests move it). @default performance.now */
-  readonly now?: () => number
+  readonly urls: readonly string[]
 }
-
-const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
 
 /**
  * Each node's head as this replica knows it, and the height latest-state answers are served
@@ -67,7 +63,6 @@ export class ChainHeads {
   readonly #poll: () => Promise<unknown>
   readonly #log: NodeLog
   readonly #urls: readonly string[]
-  readonly #now: () => number
   #served = 0
   #confirmedAt = -Infinity
   #polling: Promise<void> | undefined
@@ -79,8 +74,7 @@ export class ChainHeads {
     this.#maxAgeMs = options.maxAgeMs
     this.#poll = options.poll
     this.#log = options.log ?? NO_LOG
-    this.#urls = options.urls ?? []
-    this.#now = options.now ?? (() => performance.now())
+    this.#urls = options.urls
   }
 
   /**
@@ -88,7 +82,7 @@ export class ChainHeads {
    * query, the poll), so the best head is known as of now.
    */
   observe (node: number, height: number, latest: boolean): void {
-    if (latest) this.#confirmedAt = this.#now()
+    if (latest) this.#confirmedAt = performance.now()
     if (height > (this.#heads[node] as number)) this.#heads[node] = height
   }
 
@@ -123,7 +117,7 @@ export class ChainHeads {
    * the best head, never below one served before (served from now on). Undefined otherwise.
    */
   fresh (): number | undefined {
-    if (this.#now() - this.#confirmedAt > this.#maxAgeMs || this.best === 0) return undefined
+    if (performance.now() - this.#confirmedAt > this.#maxAgeMs || this.best === 0) return undefined
     return this.serve(this.best)
   }
 
@@ -139,7 +133,7 @@ export class ChainHeads {
    * wait for it. Throws ChainUnavailableError (503) when no node tells its head.
    */
   async latest (): Promise<number> {
-    const startedAt = this.#now()
+    const startedAt = performance.now()
     const age = startedAt - this.#confirmedAt
     if (age > this.#maxAgeMs) await this.#refresh()
     // Never rejects: a failed poll only leaves the head as old as it was.
@@ -163,7 +157,7 @@ export class ChainHeads {
       const lagging = head !== 0 && best - head > this.#maxLag
       if (lagging === this.#lagging[node]) return
       this.#lagging[node] = lagging
-      const fields = { node: this.#urls[node] ?? node + 1, head, best, maxLag: this.#maxLag }
+      const fields = { node: this.#urls[node], head, best, maxLag: this.#maxLag }
       if (lagging) this.#log.warn(fields, 'chain node lagging; no latest-state reads until it catches up')
       else this.#log.info(fields, 'chain node caught up')
     })

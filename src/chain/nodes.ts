@@ -55,7 +55,7 @@ export class ChainNode {
   }
 }
 
-const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
+export const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
 
 /**
  * The nodes of one chain and their health. A node that refuses, drops the connection or
@@ -146,8 +146,8 @@ const always = (): boolean => true
 /** Negative when `a` should be tried before `b`. */
 function rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean): number {
   if (a.healthy !== b.healthy) return a.healthy ? -1 : 1
-  const suited = suits(a)
-  if (suited !== suits(b)) return suited ? -1 : 1
+  const bySuit = Number(suits(b)) - Number(suits(a))
+  if (bySuit !== 0) return bySuit
   if (a.down !== undefined && b.down !== undefined && a.down.retryMs !== b.down.retryMs) return a.down.retryMs - b.down.retryMs
   if (a.inFlight !== b.inFlight) return a.inFlight - b.inFlight
   return a.index - b.index

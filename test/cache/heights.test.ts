@@ -111,3 +111,75 @@ t.test('one node behind the height already served: the answer is read at the ser
   t.equal(res.statusCode, 503, 'never the lower height')
   t.same(sim!.askedHeights, [undefined, sim!.head + 3], 'asked at its latest, then at the served height')
 })
+
+t.test('a pinned read goes first to the node known to have its height; a lagging node that catches up is used again', async (t) => {
+  const { clock, sims: [a, b] } = await nodes(t, [1, 0])
+  const { app, logs } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '5ms', EDGE_API_LOG_LEVEL: 'info' } })
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
+  t.equal(a!.count('/productscience'), 0, 'the node one block behind is not asked first')
+  // Ten blocks land; it is stuck.
+  clock.advance(10)
+  a!.lag += 10
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  await app.inject('/v1/epochs/latest')
+  a!.lag = 0
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  await app.inject('/v1/epochs/latest')
+  t.same(logs.filter((l) => l.msg.startsWith('chain node')).map((l) => l.msg), ['chain node lagging; no latest-state reads until it catches up', 'chain node caught up'])
+})
+
+t.test('a node that does not say its height leaves the answer unpinned, as before heights; concurrent first reads wait for the first', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
+  sim!.tellsHeight = false
+  const res = await app.inject('/v1/participants')
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['x-block-height'], undefined)
+  t.same(sim!.askedHeights, [undefined, undefined])
+  sim!.tellsHeight = true
+  sim!.resetCounts()
+  const reader = await chain.reader()
+  await Promise.all([reader.get('/productscience/inference/inference/epoch_info'), reader.get('/productscience/inference/restrictions/status')])
+  t.same(sim!.askedHeights, [undefined, reader.height], 'the second waited for the first, then asked at its height')
+  sim!.fail('/productscience/inference/inference/epoch_info', 14, 'down')
+  const failing = await chain.reader()
+  const results = await Promise.allSettled([failing.get('/productscience/inference/inference/epoch_info'), failing.get('/productscience/inference/restrictions/status')])
+  t.same(results.map((r) => r.status), ['rejected', 'fulfilled'], 'the first failed: the next read became the first')
+})
+
+t.test('a node answering below the served height is asked again at the served height', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
+  chain.heads.serve(sim!.head + 1)
+  let arrivals = 0
+  sim!.onRequest = () => { if (++arrivals === 2) clock.advance() }
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().block_height, chain.heads.served, 'answered at the served height')
+})
+
+t.test('a /v1 route without a class refuses to boot', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { answerCaching } = await import('../../src/cache/http-cache.js')
+  const app = Fastify()
+  t.teardown(async () => app.close())
+  await t.rejects(async () => {
+    await app.register(async (scope) => {
+      await answerCaching(scope, { chain: {} as never, cache: undefined })
+      scope.get('/unlisted', async () => ({}))
+    }, { prefix: '/v1' })
+  }, /GET \/v1\/unlisted has no class in ROUTE_CLASSES/)
+})
+
+t.test('no node tells its head: 503, and the lag of an unknown head is 0', async (t) => {
+  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { app, metrics } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '1MiB' } })
+  await a!.refuse()
+  await b!.refuse()
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { message: 'chain unavailable' })
+  const text = await metrics!.scrape()
+  t.match(text, /edge_api_chain_node_lag\{node="2"\} 0/)
+  t.match(text, /edge_api_chain_head_height\{node="1"\} 0/)
+})
