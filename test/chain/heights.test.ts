@@ -158,19 +158,6 @@ t.test('a node answering below the served height is asked again at the served he
   t.equal(res.json().block_height, chain.heads.served, 'answered at the served height')
 })
 
-t.test('a /v1 route without a class refuses to boot', async (t) => {
-  const Fastify = (await import('fastify')).default
-  const { answerCaching } = await import('../../src/cache/http-cache.js')
-  const app = Fastify()
-  t.teardown(async () => app.close())
-  await t.rejects(async () => {
-    await app.register(async (scope) => {
-      await answerCaching(scope, { chain: {} as never, cache: undefined })
-      scope.get('/unlisted', async () => ({}))
-    }, { prefix: '/v1' })
-  }, /GET \/v1\/unlisted has no class in ROUTE_CLASSES/)
-})
-
 t.test('no node tells its head: 503, and the lag of an unknown head is 0', async (t) => {
   const { sims: [a, b] } = await nodes(t, [0, 0])
   const { app, metrics } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '1MiB' } })
