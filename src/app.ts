@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
 import type { BuildInfo } from './build-info.js'
+import type { AnswerCache } from './cache/answer-cache.js'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
@@ -42,6 +43,8 @@ export interface AppOptions {
   readonly metrics?: RequestMetrics | undefined
   /** Server spans; none (no hook at all) when tracing is off. */
   readonly tracing?: Tracing | undefined
+  /** Built /v1 answers (EDGE_API_CACHE_SIZE); none when off. */
+  readonly cache?: AnswerCache | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -133,7 +136,8 @@ export async function buildApp (options: AppOptions) {
     shedding,
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,
-    verifyTuning: options.verifyTuning
+    verifyTuning: options.verifyTuning,
+    cache: options.cache
   })
   return app
 }

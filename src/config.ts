@@ -30,6 +30,12 @@ export const SETTINGS = {
   EDGE_API_CHAIN_TIMEOUT: { default: '30s' },
   EDGE_API_CHAIN_CONCURRENCY: { default: '64' },
   EDGE_API_CHAIN_MAX_RESPONSE: { default: '16MiB' },
+  /** Built /v1 answers by route, parameters and height, in bytes; 0 = off. */
+  EDGE_API_CACHE_SIZE: { default: '0' },
+  /** A node more than this many blocks behind the best head takes no latest-state reads. */
+  EDGE_API_MAX_NODE_LAG: { default: '2' },
+  /** The oldest a known chain head may be when a latest-state read starts. */
+  EDGE_API_HEAD_MAX_AGE: { default: '1s' },
   EDGE_API_LOG_LEVEL: { default: 'info' },
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
   EDGE_API_METRICS_PORT: { default: '9464' },
@@ -59,6 +65,14 @@ export const MIN_DRAIN_ANNOUNCE_MS = 5000
 export const MIN_CHAIN_MAX_RESPONSE = 64 * 1024
 export const MAX_CHAIN_MAX_RESPONSE = 256 * 1024 * 1024
 
+// The answer cache's bound: 0 turns it off; 1 GiB is far beyond the answers of a few
+// thousand keys a replica serves, and must stay well within the process's memory.
+export const MAX_CACHE_SIZE = 1024 * 1024 * 1024
+// A node this many blocks behind the best head is excluded from latest-state reads; beyond
+// an hour of gonka blocks (~5 s each) the setting would exclude nothing that matters.
+export const MAX_NODE_LAG = 1000
+export const MAX_HEAD_MAX_AGE_MS = 60_000
+
 export interface Config {
   /** The nodes of one chain, in the order given; at least one. */
   readonly chainRestUrls: readonly string[]
@@ -70,6 +84,12 @@ export interface Config {
   readonly chainConcurrency: number
   /** The largest chain answer read, in bytes; a larger one is cut off (502). */
   readonly chainMaxResponseBytes: number
+  /** The answer cache's bound in bytes; 0 = no answer cache. */
+  readonly cacheBytes: number
+  /** A node more than this many blocks behind the best head takes no latest-state reads. */
+  readonly maxNodeLag: number
+  /** The oldest a known chain head may be when a latest-state read starts. */
+  readonly headMaxAgeMs: number
   readonly logLevel: LogLevel
   /** Serve the four optional verify/debug routes; otherwise they answer 403. */
   readonly exposeOptionalRoutes: boolean
@@ -136,6 +156,11 @@ export function loadConfig (env: Env): Config {
     throw invalid('EDGE_API_CHAIN_MAX_RESPONSE', `must be a number of bytes with an optional KiB or MiB suffix (example: 16MiB), from ${formatByteSize(MIN_CHAIN_MAX_RESPONSE)} to ${formatByteSize(MAX_CHAIN_MAX_RESPONSE)}`)
   }
 
+  const cacheBytes = parseByteSize(read('EDGE_API_CACHE_SIZE') as string)
+  if (cacheBytes === undefined || cacheBytes > MAX_CACHE_SIZE) {
+    throw invalid('EDGE_API_CACHE_SIZE', `must be a number of bytes with an optional KiB or MiB suffix (example: 64MiB), at most ${formatByteSize(MAX_CACHE_SIZE)}, or 0 for no answer cache`)
+  }
+
   return {
     chainRestUrls,
     port: integer('EDGE_API_PORT', 0, 65535),
@@ -150,6 +175,9 @@ export function loadConfig (env: Env): Config {
     chainTimeoutMs: duration('EDGE_API_CHAIN_TIMEOUT', positive),
     chainConcurrency: integer('EDGE_API_CHAIN_CONCURRENCY', 1, 65535),
     chainMaxResponseBytes: maxResponse,
+    cacheBytes,
+    maxNodeLag: integer('EDGE_API_MAX_NODE_LAG', 0, MAX_NODE_LAG),
+    headMaxAgeMs: duration('EDGE_API_HEAD_MAX_AGE', (ms) => ms > 0 && ms <= MAX_HEAD_MAX_AGE_MS ? undefined : `must be greater than 0 and at most ${formatDuration(MAX_HEAD_MAX_AGE_MS)}`),
     logLevel,
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     metricsPort,

@@ -108,6 +108,20 @@ export class ChainTimeoutError extends HttpError {
   }
 }
 
+/**
+ * No chain node could serve the height asked: every one is behind it, lagging, or has pruned
+ * it. The nodes' failure, never the client's (a 4xx would tell the client to stop asking).
+ */
+export class ChainHeightUnavailableError extends HttpError {
+  override readonly code = 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'
+
+  constructor (detail: string) {
+    super(503, 'no chain node can serve this block height now; retry shortly', { 'retry-after': '1' })
+    this.name = 'ChainHeightUnavailableError'
+    this.cause = detail
+  }
+}
+
 /** The bounded queue of chain requests is full: shed instead of growing without limit. */
 export class ChainBusyError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_BUSY'

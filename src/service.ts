@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
 import { buildApp, type EdgeApp } from './app.js'
 import { loadBuildInfo, type BuildInfo } from './build-info.js'
+import { AnswerCache } from './cache/answer-cache.js'
 import { ChainClient, type ChainClientOptions } from './chain/client.js'
 import type { Config } from './config.js'
 import { ListenError } from './errors.js'
@@ -79,18 +80,27 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     timeoutMs: config.chainTimeoutMs,
     concurrency: config.chainConcurrency,
     maxResponseBytes: config.chainMaxResponseBytes,
+    maxNodeLag: config.maxNodeLag,
+    headMaxAgeMs: config.headMaxAgeMs,
     log: options.logger,
     observer: metrics,
     tracer: tracing?.chain,
     ...options.chain
   })
+  // The cache is no readiness dependency: it only ever answers what the chain answered.
+  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   metrics?.watch({
     draining: () => readiness.draining,
     chainQueueDepth: () => chain.queued,
-    chainNodesUp: () => chain.nodesUp
+    chainNodesUp: () => chain.nodesUp,
+    chainHeads: () => chain.nodesUp.map((_up, i) => chain.heads.head(i)),
+    chainLags: () => chain.heads.lags,
+    servedHeight: () => chain.heads.served,
+    cacheBytes: () => cache?.bytes ?? 0,
+    cacheEntries: () => cache?.entries ?? 0
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

@@ -4,21 +4,33 @@ import {
   ChainAnswerTooLargeError,
   ChainBadAnswerError,
   ChainBusyError,
+  ChainHeightUnavailableError,
   ChainStatusError,
   ChainTimeoutError,
   ChainUnavailableError,
   type HttpError
 } from '../errors.js'
 import { formatDuration } from '../duration.js'
+import { answeredHeight, ChainHeads, HEIGHT_HEADER, isUnservableHeight } from './heights.js'
 import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
 
 export type Query = Readonly<Record<string, string | undefined>>
 
 /** The node's identity and versions: what readiness probes and /v1/versions reports. */
 export const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
+/** The node's latest block: its header's height is the node's head (the head poll). */
+export const LATEST_BLOCK_PATH = '/cosmos/base/tendermint/v1beta1/blocks/latest'
+
+/** What reads the chain for one answer: pinned to one height, or each read at its node's latest. */
+export interface ChainReader {
+  /** The height every read is pinned to (x-cosmos-block-height); undefined: none. */
+  readonly height: number | undefined
+  /** GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON. */
+  get (path: string, query?: Query): Promise<unknown>
+}
 
 /** How one exchange with one node ended (a metrics label: few values, never an address). */
-export type ChainOutcome = 'ok' | 'gateway_error' | 'timeout' | 'unavailable' | 'too_large' | 'bad_answer' | 'aborted'
+export type ChainOutcome = 'ok' | 'gateway_error' | 'height_unavailable' | 'timeout' | 'unavailable' | 'too_large' | 'bad_answer' | 'aborted'
 
 /** Told of every exchange with a node (reads, their failover attempts and probes): src/metrics/ counts them. */
 export interface ChainObserver {
@@ -65,14 +77,62 @@ export interface ChainClientOptions {
   readonly observer?: ChainObserver
   /** Traces each exchange (a client span, traceparent sent to the node). @default none */
   readonly tracer?: ChainTracer | undefined
+  /** A node more than this many blocks behind the best head takes no latest-state reads. @default 2 */
+  readonly maxNodeLag?: number
+  /** The oldest a known head may be when a latest-state read starts; older, the nodes are asked. @default 1 s */
+  readonly headMaxAgeMs?: number
 }
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
 const REPROBE_TIMEOUT_MS = 2000
 
+/** A chain answer and the height the node says it answered at. */
+interface Answer {
+  readonly value: unknown
+  readonly height: number | undefined
+}
+
+/**
+ * Pins an answer's reads to the height its first read is answered at: the first goes to a
+ * node at its latest height, and every later one (waiting for the first) at that height.
+ */
+class FirstAnswerPin implements ChainReader {
+  readonly #client: ChainClient
+  #height: number | undefined
+  #first: Promise<unknown> | undefined
+
+  constructor (client: ChainClient) {
+    this.#client = client
+  }
+
+  get height (): number | undefined {
+    return this.#height
+  }
+
+  async get (path: string, query?: Query): Promise<unknown> {
+    if (this.#height !== undefined) return this.#client.get(path, query, this.#height)
+    if (this.#first !== undefined) {
+      await this.#first.catch(() => {})
+      return this.get(path, query)
+    }
+    const first = this.#client.readLatest(path, query)
+    this.#first = first
+    try {
+      const answer = await first
+      // A node that does not tell its height leaves the answer unpinned, as before heights.
+      this.#height = answer.height
+      return answer.value
+    } finally {
+      if (this.#height === undefined) this.#first = undefined
+    }
+  }
+}
+
+interface LatestBlock { block?: { header?: { height?: unknown } | null } | null }
+
 /** One exchange with one node: its answer, or why not, and whether another node may be asked. */
 type Outcome =
-  | { readonly ok: true, readonly value: unknown }
+  | { readonly ok: true, readonly value: unknown, readonly height?: number | undefined }
   | { readonly ok: false, readonly error: HttpError, readonly tryNext: boolean }
 
 /**
@@ -83,14 +143,18 @@ type Outcome =
  * retried at once on the next node, within the same timeout (src/chain/nodes.ts chooses).
  * The limiter and coalescing sit above the choice of node: they bound reads, not attempts.
  */
-export class ChainClient {
+export class ChainClient implements ChainReader {
+  /** Unpinned: each read at its node's latest height (pin with at() or latest()). */
+  readonly height = undefined
+  /** Each node's head and the height latest-state answers are served at (src/chain/heights.ts). */
+  readonly heads: ChainHeads
   readonly #timeoutMs: number
   readonly #queueLimit: number
   readonly #coalesce: boolean
   readonly #maxResponseBytes: number
   readonly #nodes: ChainNodes
   readonly #limit: LimitFunction
-  readonly #pending = new Map<string, Promise<unknown>>()
+  readonly #pending = new Map<string, Promise<Answer>>()
   readonly #inFlight = new Set<AbortController>()
   readonly #observer: ChainObserver
   readonly #tracer: ChainTracer | undefined
@@ -121,6 +185,14 @@ export class ChainClient {
       log: options.log,
       backoff: options.nodeBackoff
     })
+    this.heads = new ChainHeads({
+      nodeCount: urls.length,
+      maxLag: options.maxNodeLag ?? 2,
+      maxAgeMs: options.headMaxAgeMs ?? 1000,
+      poll: async () => this.#pollHeads(),
+      log: options.log,
+      urls
+    })
   }
 
   /** How many chain nodes there are (readiness probes each). */
@@ -128,14 +200,54 @@ export class ChainClient {
     return this.#nodes.all.length
   }
 
-  /** GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON. */
-  get (path: string, query: Query = {}): Promise<unknown> {
+  /**
+   * GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON;
+   * at `height` when given (x-cosmos-block-height), from a node that is not lagging.
+   */
+  async get (path: string, query: Query = {}, height?: number): Promise<unknown> {
+    return (await this.#answer(path, query, height, false)).value
+  }
+
+  /** A reader whose every read is pinned to `height`. */
+  at (height: number): ChainReader {
+    return { height, get: async (path, query) => this.get(path, query, height) }
+  }
+
+  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest). */
+  async latest (): Promise<ChainReader> {
+    return this.at(await this.heads.latest())
+  }
+
+  /**
+   * A reader for one latest-state answer without an answer cache. With one node: pinned to
+   * the height its first read is answered at (never below one served before), so the chain
+   * is asked nothing but the answer's own reads. With several: pinned to the best head
+   * (latest()), whose poll also tells which node lags.
+   */
+  async reader (): Promise<ChainReader> {
+    return this.nodeCount === 1 ? new FirstAnswerPin(this) : this.latest()
+  }
+
+  /**
+   * A latest-state read at the node's own latest height, from a node that is not lagging;
+   * with the height it was answered at, raised to the served height if the node was behind it.
+   */
+  async readLatest (path: string, query: Query = {}): Promise<Answer> {
+    const answer = await this.#answer(path, query, undefined, true)
+    if (answer.height === undefined) return answer
+    const served = this.heads.serve(answer.height)
+    if (served === answer.height) return answer
+    return { value: await this.get(path, query, served), height: served }
+  }
+
+  #answer (path: string, query: Query, height: number | undefined, latest: boolean): Promise<Answer> {
     const target = path + queryString(query)
-    if (!this.#coalesce) return this.#limited(target)
-    const shared = this.#pending.get(target)
+    if (!this.#coalesce) return this.#limited(target, height, latest)
+    const key = `${height ?? (latest ? 'latest' : '')} ${target}`
+    const shared = this.#pending.get(key)
     if (shared !== undefined) return shared
-    const request = this.#limited(target).finally(() => this.#pending.delete(target))
-    this.#pending.set(target, request)
+    const request = this.#limited(target, height, latest).finally(() => this.#pending.delete(key))
+    this.#pending.set(key, request)
     return request
   }
 
@@ -172,34 +284,56 @@ export class ChainClient {
     await this.#nodes.close()
   }
 
-  #limited (target: string): Promise<unknown> {
+  /** Asks every healthy node (every node, when none is) for its latest block; true when any told its height. */
+  async #pollHeads (): Promise<void> {
+    const healthy = this.#nodes.all.filter((node) => node.healthy)
+    const asked = healthy.length > 0 ? healthy : this.#nodes.all
+    await Promise.all(asked.map(async (node) => {
+      try {
+        const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS), node.index) as LatestBlock | null
+        const height = Number(answer?.block?.header?.height)
+        if (Number.isSafeInteger(height) && height >= 1) this.heads.observe(node.index, height, true)
+        this.heads.observe(node.index, height, true)
+      } catch {
+        // Down, or not answering: the probe has already reported it to the node set.
+      }
+    }))
+  }
+
+  #limited (target: string, height: number | undefined, latest: boolean): Promise<Answer> {
     // Counted as admitted work, not p-limit's pendingCount alone: a request that has a free
     // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
     const admitted = this.#limit.activeCount + this.#limit.pendingCount
     if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
-    return this.#limit(() => this.#read(target))
+    return this.#limit(() => this.#read(target, height, latest))
   }
 
-  /** One read: the preferred node, then at once the next one while a node fails to connect or drops the connection. */
-  async #read (target: string): Promise<unknown> {
+  /**
+   * One read: the preferred node, then at once the next one while a node fails to connect,
+   * drops the connection or cannot serve the height. A latest-state read (pinned, or at the
+   * node's latest) skips lagging nodes; a pinned one tries first the nodes known to have its height.
+   */
+  async #read (target: string, height: number | undefined, latest: boolean): Promise<Answer> {
     const outcome = await this.#deadline(this.#timeoutMs, async (signal, timedOut) => {
-      const tried = new Set<ChainNode>()
-      let node = this.#nodes.pick(tried) as ChainNode
+      const tried = new Set<ChainNode>(height === undefined && !latest ? [] : this.#nodes.all.filter((n) => this.heads.lagging(n.index)))
+      const suits = height === undefined ? undefined : (n: ChainNode) => this.heads.head(n.index) >= height
+      // Never undefined: the node with the best head is never lagging.
+      let node = this.#nodes.pick(tried, suits) as ChainNode
       for (let attempt = 1; ; attempt++) {
         tried.add(node)
         node.inFlight++
         let result: Outcome
         try {
-          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt)
+          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt, height)
         } finally {
           node.inFlight--
         }
-        const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried)
+        const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried, suits)
         if (next === undefined) return result
         node = next
       }
     })
-    if (outcome.ok) return outcome.value
+    if (outcome.ok) return { value: outcome.value, height: outcome.height }
     throw outcome.error
   }
 
@@ -221,10 +355,10 @@ export class ChainClient {
   }
 
   /** One request to one node (#attempt), timed, reported to the observer and traced. */
-  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number): Promise<Outcome> {
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number, height?: number): Promise<Outcome> {
     const started = performance.now()
     const traced = this.#tracer?.exchange(node.index + 1, path, attempt)
-    const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs, traced?.headers)
+    const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs, height, traced?.headers)
     const label = outcomeLabel(outcome, signal, timedOut)
     this.#observer.exchange(node.index + 1, label, (performance.now() - started) / 1000)
     traced?.end(label)
@@ -234,21 +368,24 @@ export class ChainClient {
   /**
    * One request to one node, its body read to the end (an unread body holds its socket) or
    * cut off at the size limit. Reports the node's health: any answer means it is up; a
-   * refused, dropped or timed-out exchange means it is down.
+   * refused, dropped or timed-out exchange means it is down. Reports the height it answered at.
    */
-  async #attempt (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, traceHeaders?: Readonly<Record<string, string>>): Promise<Outcome> {
+  async #attempt (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, height: number | undefined, traceHeaders?: Readonly<Record<string, string>>): Promise<Outcome> {
     const target = node.prefix + path
     let statusCode: number
     let text: string
+    let answered: number | undefined
     try {
       const answer = await node.pool.request({
         origin: node.origin,
         path: target,
         method: 'GET',
-        headers: traceHeaders === undefined ? { accept: 'application/json' } : { accept: 'application/json', ...traceHeaders },
+        headers: requestHeaders(height, traceHeaders),
         signal
       })
       statusCode = answer.statusCode
+      answered = answeredHeight(answer.headers)
+      if (answered !== undefined) this.heads.observe(node.index, answered, height === undefined)
       // A declared length over the limit is refused before reading a byte; destroying the
       // unread body closes the socket. Chunked answers are cut off by undici (maxResponseSize).
       const declared = Number(answer.headers['content-length'])
@@ -273,7 +410,16 @@ export class ChainClient {
       this.#nodes.failed(node, describe(err))
       return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
     }
-    const outcome = parseAnswer(statusCode, text, `${node.url}${path}`)
+    const outcome = parseAnswer(statusCode, text, `${node.url}${path}`, answered)
+    // A height this node cannot serve (behind, pruned) is its failure: the next node may have
+    // it, and the node is up all the same. When edge-api chose the height (a pinned read), no
+    // node having it is a 503, never the client's fault; a height the client put in the path
+    // keeps the gateway's own answer.
+    if (!outcome.ok && outcome.error instanceof ChainStatusError && isUnservableHeight(outcome.error.message)) {
+      this.#nodes.answered(node)
+      const error = height === undefined ? outcome.error : new ChainHeightUnavailableError(`${node.url}${path}: ${outcome.error.message}`)
+      return { ok: false, error, tryNext: true }
+    }
     // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
     // node that is not there: like a refused connection.
     if (!outcome.ok && outcome.tryNext) this.#nodes.failed(node, `answered ${statusCode} without a gateway error body`)
@@ -292,16 +438,17 @@ function outcomeLabel (outcome: Outcome, signal: AbortSignal, timedOut: () => bo
 /** The outcome label of a chain error (readiness labels its probes with it too). */
 export function chainOutcome (error: unknown): ChainOutcome {
   if (error instanceof ChainStatusError) return 'gateway_error'
+  if (error instanceof ChainHeightUnavailableError) return 'height_unavailable'
   if (error instanceof ChainTimeoutError) return 'timeout'
   if (error instanceof ChainAnswerTooLargeError) return 'too_large'
   if (error instanceof ChainBadAnswerError) return 'bad_answer'
   return 'unavailable'
 }
 
-function parseAnswer (statusCode: number, text: string, where: string): Outcome {
+function parseAnswer (statusCode: number, text: string, where: string, height: number | undefined): Outcome {
   if (statusCode >= 200 && statusCode < 300) {
     try {
-      return { ok: true, value: JSON.parse(text) }
+      return { ok: true, value: JSON.parse(text), height }
     } catch (err) {
       return { ok: false, error: new ChainBadAnswerError(`chain answered ${statusCode} with a body that is not JSON for ${where}: ${(err as Error).message}`), tryNext: false }
     }
@@ -349,4 +496,10 @@ export function chainPath (strings: TemplateStringsArray, ...values: Array<strin
 function encodeSegment (value: string): string {
   // encodeURIComponent leaves "." alone; "." and ".." segments would still walk the path.
   return encodeURIComponent(value).replace(/\./g, '%2E')
+}
+
+/** A chain request's headers: the height it is pinned to, and the trace context when traced. */
+function requestHeaders (height: number | undefined, traceHeaders: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const headers: Record<string, string> = height === undefined ? { accept: 'application/json' } : { accept: 'application/json', [HEIGHT_HEADER]: String(height) }
+  return traceHeaders === undefined ? headers : { ...headers, ...traceHeaders }
 }

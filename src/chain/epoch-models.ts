@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { chainPath, type ChainClient } from './client.js'
+import { chainPath, type ChainReader } from './client.js'
 import { int64, type Int64Value } from '../wire/schema.js'
 
 /** The fields of an inference.inference.Model snapshot that /v1/models and /v1/pricing read (protojson). */
@@ -34,7 +34,7 @@ const CURRENT_GROUP = '/productscience/inference/inference/current_epoch_group_d
  * when the epoch began. Like the Go service, a sub-group that fails to load or has no
  * snapshot is left out rather than failing the whole answer; only the parent's failure fails.
  */
-export async function currentEpochModels (chain: ChainClient, log: FastifyBaseLogger): Promise<EpochModels> {
+export async function currentEpochModels (chain: ChainReader, log: FastifyBaseLogger): Promise<EpochModels> {
   const current = await chain.get(CURRENT_GROUP) as GatewayEpochGroup | null
   const parent = current?.epoch_group_data ?? {}
   const epochIndex = String(int64(parent.epoch_index))

@@ -55,7 +55,7 @@ export class ChainNode {
   }
 }
 
-const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
+export const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
 
 /**
  * The nodes of one chain and their health. A node that refuses, drops the connection or
@@ -86,13 +86,14 @@ export class ChainNodes {
    * The node a read tries next, none of those it `tried` already: a healthy one if any
    * (fewest in flight, then configured order), else a down one (the one that failed fewest
    * probes, so most likely back), because a read that would fail anyway might as well ask.
-   * Undefined once every node has been tried.
+   * Among nodes equally healthy, those that `suit` (a pinned read: the node has the height)
+   * come first. Undefined once every node has been tried.
    */
-  pick (tried: ReadonlySet<ChainNode> = new Set()): ChainNode | undefined {
+  pick (tried: ReadonlySet<ChainNode> = new Set(), suits: (node: ChainNode) => boolean = always): ChainNode | undefined {
     let best: ChainNode | undefined
     for (const node of this.all) {
       if (tried.has(node)) continue
-      if (best === undefined || rank(node, best) < 0) best = node
+      if (best === undefined || rank(node, best, suits) < 0) best = node
     }
     return best
   }
@@ -140,9 +141,13 @@ export class ChainNodes {
   }
 }
 
+const always = (): boolean => true
+
 /** Negative when `a` should be tried before `b`. */
-function rank (a: ChainNode, b: ChainNode): number {
+function rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean): number {
   if (a.healthy !== b.healthy) return a.healthy ? -1 : 1
+  const bySuit = Number(suits(b)) - Number(suits(a))
+  if (bySuit !== 0) return bySuit
   if (a.down !== undefined && b.down !== undefined && a.down.retryMs !== b.down.retryMs) return a.down.retryMs - b.down.retryMs
   if (a.inFlight !== b.inFlight) return a.inFlight - b.inFlight
   return a.index - b.index

@@ -17,7 +17,7 @@ export function accessLog (options: AccessLogOptions = {}) {
   // A callback hook: no promise per request.
   return function onResponse (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     // Unmatched requests (404, router errors) have no pattern.
-    if (skip?.(reply) !== true) logAccess(request.log, request.method, request.routeOptions.url ?? null, reply.statusCode, reply.elapsedTime)
+    if (skip?.(reply) !== true) logAccess(request.log, request.method, request.routeOptions.url ?? null, reply.statusCode, reply.elapsedTime, reply.getHeader('x-cache') as string | undefined)
     done()
   }
 }
@@ -26,8 +26,9 @@ export function accessLog (options: AccessLogOptions = {}) {
  * The access line itself, also written for the requests Node refuses before Fastify sees
  * them (src/http/client-errors.ts), which have no method or route.
  */
-export function logAccess (log: FastifyBaseLogger, method: string | null, route: string | null, status: number, ms: number): void {
-  log.info({ method, route, status, ms: Math.round(ms * 100) / 100 }, 'request')
+export function logAccess (log: FastifyBaseLogger, method: string | null, route: string | null, status: number, ms: number, cache?: string): void {
+  // cache: how a cacheable answer was served (hit, coalesced, miss, revalidated); absent otherwise.
+  log.info({ method, route, status, ms: Math.round(ms * 100) / 100, cache }, 'request')
 }
 
 /**

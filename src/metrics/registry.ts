@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { BuildInfo } from '../build-info.js'
+import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
@@ -31,9 +32,27 @@ export interface MetricsSources {
   readonly chainQueueDepth: () => number
   /** Whether each chain node takes reads, in CHAIN_REST_URL order. */
   readonly chainNodesUp: () => readonly boolean[]
+  /** Each node's head as last seen (0: unknown), in CHAIN_REST_URL order. */
+  readonly chainHeads?: () => readonly number[]
+  /** Each node's blocks behind the best head. */
+  readonly chainLags?: () => readonly number[]
+  /** The highest height served to a latest-state read. */
+  readonly servedHeight?: () => number
+  /** The answer cache's bytes and entries (0 when off). */
+  readonly cacheBytes?: () => number
+  readonly cacheEntries?: () => number
 }
 
-const NO_SOURCES: MetricsSources = { draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [] }
+const NO_SOURCES: Required<MetricsSources> = {
+  draining: () => false,
+  chainQueueDepth: () => 0,
+  chainNodesUp: () => [],
+  chainHeads: () => [],
+  chainLags: () => [],
+  servedHeight: () => 0,
+  cacheBytes: () => 0,
+  cacheEntries: () => 0
+}
 
 // The process metrics (CPU, memory, event loop lag, GC, handles) describe the process, not a
 // service instance, and prom-client's collectors cannot be stopped: they are created once per
@@ -55,7 +74,7 @@ type Child = Histogram.Internal<string>
  * process (tests, the bench) never share a series. Implements every observer the service
  * reports to: requests (src/metrics/requests.ts), the chain client, readiness, shedding.
  */
-export class Metrics implements ChainObserver {
+export class Metrics implements ChainObserver, CacheObserver {
   /** This instance's series and the process metrics. */
   readonly registry: Registry
   #sources = NO_SOURCES
@@ -65,6 +84,8 @@ export class Metrics implements ChainObserver {
   readonly #shed: Counter<'reason'>
   readonly #probes: Counter<'result'>
   readonly #spansDropped: Counter<'reason'>
+  readonly #cacheResults: Counter<'route' | 'result'>
+  readonly #cacheEvictions: Counter
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, Child>()
   readonly #chainChildren = new Map<string, Child>()
@@ -106,6 +127,38 @@ export class Metrics implements ChainObserver {
     })
     gauge('edge_api_chain_queue_depth', 'Chain reads waiting for a slot (EDGE_API_CHAIN_CONCURRENCY); beyond its bound they are shed',
       () => this.#sources.chainQueueDepth())
+    const perNode = (name: string, help: string, read: () => readonly number[]): void => {
+      own.registerMetric(new Gauge({
+        name,
+        help,
+        labelNames: ['node'],
+        registers: [],
+        collect () {
+          read().forEach((value, i) => this.set({ node: String(i + 1) }, value))
+        }
+      }))
+    }
+    perNode('edge_api_chain_head_height', 'Each chain node\'s latest height as this replica last saw it (0: unknown), by node (1-based position in CHAIN_REST_URL)',
+      () => this.#sources.chainHeads())
+    perNode('edge_api_chain_node_lag', 'Blocks each chain node is behind the best head; beyond EDGE_API_MAX_NODE_LAG it takes no latest-state reads',
+      () => this.#sources.chainLags())
+    gauge('edge_api_served_height', 'The highest block height served to a latest-state read; never goes down',
+      () => this.#sources.servedHeight())
+    this.#cacheResults = new Counter({
+      name: 'edge_api_cache_requests_total',
+      help: 'Cacheable /v1 reads by route and result: hit, coalesced (shared an answer being built), miss (built), revalidated (304)',
+      labelNames: ['route', 'result'],
+      registers
+    })
+    this.#cacheEvictions = new Counter({
+      name: 'edge_api_cache_evictions_total',
+      help: 'Answers evicted from the cache to stay within EDGE_API_CACHE_SIZE',
+      registers
+    })
+    gauge('edge_api_cache_bytes', 'Bytes the answer cache holds, as counted against EDGE_API_CACHE_SIZE',
+      () => this.#sources.cacheBytes())
+    gauge('edge_api_cache_entries', 'Answers the answer cache holds',
+      () => this.#sources.cacheEntries())
     const nodesUp = (): readonly boolean[] => this.#sources.chainNodesUp()
     own.registerMetric(new Gauge({
       name: 'edge_api_chain_node_up',
@@ -142,7 +195,7 @@ export class Metrics implements ChainObserver {
 
   /** Binds the gauges to what they read (service.ts, once the chain client and readiness exist). */
   watch (sources: MetricsSources): void {
-    this.#sources = sources
+    this.#sources = { ...NO_SOURCES, ...sources }
   }
 
   /** Prometheus' text format of every series. */
@@ -194,5 +247,13 @@ export class Metrics implements ChainObserver {
 
   spansDropped (reason: DropReason, spans: number): void {
     this.#spansDropped.inc({ reason }, spans)
+  }
+
+  cacheResult (route: string, result: CacheResult): void {
+    this.#cacheResults.inc({ route, result })
+  }
+
+  cacheEvicted (): void {
+    this.#cacheEvictions.inc()
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
-import { chainPath, type ChainClient } from '../../chain/client.js'
+import { chainPath } from '../../chain/client.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
 import { ApiBytes, ApiNumberEnum, toApiJson } from '../../wire/proto-to-api-json.js'
 import { Int64, Uint64 } from '../../wire/schema.js'
@@ -133,7 +133,7 @@ interface GatewayEpoch { epoch_data?: GatewayEpochData | null }
 interface GatewaySigningRequest { final_signature?: unknown }
 interface GatewaySigning { signing_request?: GatewaySigningRequest | null }
 
-export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const bls: FastifyPluginAsyncTypebox = async (app) => {
   const epochRoute = {
     schema: {
       summary: 'An epoch\'s BLS DKG data, with the group key and validation signature uncompressed',
@@ -146,7 +146,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
       const { id } = request.params
       // Go's binder: strconv.ParseUint's "value out of range".
       if (!fitsUint64(id)) throw badRequest(goIntegerError('id', id, 'uint64'))
-      const answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
+      const answer = await legacyChainQuery(request.chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
       return {
         epoch_data: toApiJson(EpochBLSData, raw),
@@ -168,7 +168,7 @@ export const bls: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app
     const requestId = base64UrlPadded(Buffer.from(request.params.request_id, 'hex'))
     let answer: GatewaySigning | null
     try {
-      answer = await legacyChainQuery(chain.get(chainPath`/productscience/inference/bls/signing_status/${requestId}`), failedToQuery('BLS signature data')) as GatewaySigning | null
+      answer = await legacyChainQuery(request.chain.get(chainPath`/productscience/inference/bls/signing_status/${requestId}`), failedToQuery('BLS signature data')) as GatewaySigning | null
     } catch (err) {
       // Clients poll until the request exists: not found is an answer, not an error.
       if (err instanceof ChainQueryError && err.grpcCode === GrpcCode.NotFound) return { signing_request: null }

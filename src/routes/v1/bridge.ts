@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { chainPath, type ChainClient } from '../../chain/client.js'
+import { chainPath } from '../../chain/client.js'
 import { legacyChainQuery } from '../../errors.js'
 import { withChainErrors } from './schemas.js'
 
@@ -21,7 +21,7 @@ interface GatewayBridgeAddresses {
   addresses?: Array<{ address?: string } | null> | null
 }
 
-export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const bridge: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/bridge/addresses', {
     schema: {
       summary: "The gonka bridge's contract addresses on an external chain",
@@ -32,7 +32,7 @@ export const bridge: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
     const name = request.query.chain
     // The Go service answered every chain gateway error with this 500.
     const answer = await legacyChainQuery(
-      chain.get(chainPath`/productscience/inference/inference/bridge_addresses/${name}`),
+      request.chain.get(chainPath`/productscience/inference/inference/bridge_addresses/${name}`),
       (err) => `Failed to get addresses for chain '${name}': ${err.message}`
     ) as GatewayBridgeAddresses | null
     const addresses = (answer?.addresses ?? []).map((entry) => entry?.address ?? '')

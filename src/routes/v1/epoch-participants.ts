@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { activeParticipantsKey, decodeActiveParticipants, type ActiveParticipants } from '../../chain/active-participants.js'
-import { chainPath, type ChainClient } from '../../chain/client.js'
+import { chainPath, type ChainReader } from '../../chain/client.js'
 import { CometBlock, cometBlockFromGateway, CometProofOps, cometProofOpsFromGateway, type CometBlockJson } from '../../chain/cometbft-block.js'
 import { omitEmpty, ProtoMessage } from '../../wire/encoding-json.js'
 import { validatorKeyAddress } from '../../chain/validator-address.js'
@@ -100,7 +100,7 @@ interface GatewayExcluded {
   items?: Array<{ address?: string, reason?: string, exclusion_block_height?: string }>
 }
 
-export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/epochs/:epoch/participants', {
     schema: {
       summary: 'An epoch\'s active participants with the store proof, the validator set and the exclusions',
@@ -111,11 +111,14 @@ export const epochParticipants: FastifyPluginAsyncTypebox<{ chain: ChainClient }
       response: withChainErrors(ActiveParticipantsWithProof)
     }
   }, async (request) => {
-    const log = request.log
+    const { log, chain } = request
     const epoch = await resolveEpoch(chain, request.params.epoch)
     const data = Buffer.from(activeParticipantsKey(epoch)).toString('base64')
 
-    const stored = storeValue(await chain.get(ABCI_QUERY, { path: STORE_PATH, data }) as GatewayAbciAnswer)
+    // The ABCI query's own height parameter pins it (the header does not reach the store
+    // query); when this is the answer's first read, the height it is answered at pins the rest.
+    const latest = chain.height === undefined ? {} : { height: String(chain.height) }
+    const stored = storeValue(await chain.get(ABCI_QUERY, { path: STORE_PATH, data, ...latest }) as GatewayAbciAnswer)
     // Bytes that do not decode are not a client's mistake: a bare 500, the detail in the log.
     const participants = decodeActiveParticipants(stored)
     const height = BigInt(participants.created_at_block_height)
@@ -157,7 +160,7 @@ function participantsJson (a: ActiveParticipants): Static<typeof ActiveParticipa
   } as Static<typeof ActiveParticipantsSchema>
 }
 
-async function resolveEpoch (chain: ChainClient, param: string): Promise<bigint> {
+async function resolveEpoch (chain: ChainReader, param: string): Promise<bigint> {
   if (param === 'current') {
     const answer = await chain.get('/productscience/inference/inference/get_current_epoch') as { epoch?: string }
     return BigInt(int64(answer.epoch))
@@ -179,7 +182,7 @@ function storeValue (answer: GatewayAbciAnswer): Uint8Array {
  * The block after `height` in CometBFT's encoding/json shape. It may not exist yet, and Go
  * leaves it out when comettypes.BlockFromProto refuses it, so neither is an error.
  */
-async function blockAfter (chain: ChainClient, height: bigint, log: FastifyBaseLogger): Promise<CometBlockJson | undefined> {
+async function blockAfter (chain: ChainReader, height: bigint, log: FastifyBaseLogger): Promise<CometBlockJson | undefined> {
   let answer: GatewayBlock
   try {
     answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height + 1n}`) as GatewayBlock
@@ -209,7 +212,7 @@ function toValidator (v: NonNullable<GatewayValidatorSet['validators']>[number])
 }
 
 /** Exclusions are extra information: the Go service answered [] when the query failed. */
-async function excluded (chain: ChainClient, epoch: bigint, log: FastifyBaseLogger): Promise<Array<Static<typeof ExcludedParticipant>>> {
+async function excluded (chain: ChainReader, epoch: bigint, log: FastifyBaseLogger): Promise<Array<Static<typeof ExcludedParticipant>>> {
   try {
     const answer = await chain.get(chainPath`/productscience/inference/inference/excluded_participants/${epoch}`) as GatewayExcluded
     return (answer.items ?? []).map((item) => ({

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import type { ChainClient } from '../../chain/client.js'
 import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
@@ -106,7 +105,7 @@ interface GatewayEpochInfo {
   active_confirmation_poc_event?: unknown
 }
 
-export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const epochs: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/epochs/:epoch', {
     schema: {
       summary: 'The current epoch: its phase and stage heights, computed from the chain\'s EpochInfo',
@@ -115,8 +114,8 @@ export const epochs: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       }),
       response: withChainErrors(EpochResponse)
     }
-  }, async () => {
-    const info = await chain.get('/productscience/inference/inference/epoch_info') as GatewayEpochInfo
+  }, async (request) => {
+    const info = await request.chain.get('/productscience/inference/inference/epoch_info') as GatewayEpochInfo
     const params = fromProtoJson(EpochParamsBody, info.params?.epoch_params)
     if (params === undefined) throw new HttpError(500, 'epoch params missing')
     const blockHeight = bigint(info.block_height)

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { BuildInfo } from '../../build-info.js'
+import type { AnswerCache } from '../../cache/answer-cache.js'
+import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
 import type { Shedding } from '../../http/shedding.js'
@@ -32,14 +34,19 @@ export interface V1Options {
   /** Serve the optional verify/debug routes (EDGE_API_EXPOSE_OPTIONAL_ROUTES); 403 otherwise. */
   readonly exposeOptionalRoutes: boolean
   readonly verifyTuning?: VerifyTuning | undefined
+  /** Built answers by route, parameters and height (EDGE_API_CACHE_SIZE); undefined when off. */
+  readonly cache?: AnswerCache | undefined
 }
 
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache }) => {
   await admissionControl(app, shedding, loadShedding)
+  // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
+  // latest-state handlers read the chain through request.chain, pinned to one height.
+  await answerCaching(app, { chain, cache })
   await app.register(status)
   await app.register(versions, { chain, build })
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
-    await app.register(plugin, { chain })
+    await app.register(plugin)
   }
   await app.register(verify, { ...verifyTuning, chain, expose: exposeOptionalRoutes })
 }

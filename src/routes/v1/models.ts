@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import type { ChainClient } from '../../chain/client.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
 import { exactInteger, Int64, int64, Uint64 } from '../../wire/schema.js'
 import { currentEpochModels } from '../../chain/epoch-models.js'
@@ -66,7 +65,7 @@ interface GatewayModelsAll { model?: unknown }
 
 const MODELS_ALL = '/productscience/inference/inference/models_all'
 
-export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const models: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/models', {
     schema: {
       summary: 'The models served in the current epoch, OpenAI-style',
@@ -74,7 +73,7 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
     }
   }, async (request) => {
     const created = Math.floor(Date.now() / 1000)
-    const { snapshots } = await currentEpochModels(chain, request.log)
+    const { snapshots } = await currentEpochModels(request.chain, request.log)
     return {
       object: 'list' as const,
       data: snapshots.map((m) => {
@@ -100,7 +99,7 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       response: withChainErrors(Pricing)
     }
   }, async (request) => {
-    const { unitOfComputePrice, snapshots } = await currentEpochModels(chain, request.log)
+    const { unitOfComputePrice, snapshots } = await currentEpochModels(request.chain, request.log)
     // The chain stores the price as an int64; the Go service reported it as uint64(price).
     const price = BigInt.asUintN(64, BigInt(unitOfComputePrice))
     return {
@@ -120,7 +119,7 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       // an array (z.object({models: z.array(...)}), docs/clients.md).
       response: withChainErrors(Type.Object({ models: Type.Array(Model, { description: '[] when governance has registered none' }) }))
     }
-  }, async () => ({ models: toModels(await chain.get(MODELS_ALL)) ?? [] }))
+  }, async (request) => ({ models: toModels(await request.chain.get(MODELS_ALL)) ?? [] }))
 
   // The old dashboard reads the chain gateway's own field name, "model".
   app.get('/governance/models-legacy', {
@@ -128,7 +127,7 @@ export const models: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (
       summary: 'Every model governance has registered, under the legacy key "model"',
       response: withChainErrors(Type.Object({ model: Nullable(ModelArray) }))
     }
-  }, async () => ({ model: toModels(await chain.get(MODELS_ALL)) }))
+  }, async (request) => ({ model: toModels(await request.chain.get(MODELS_ALL)) }))
 }
 
 /**

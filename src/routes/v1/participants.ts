@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import { chainPath, type ChainClient } from '../../chain/client.js'
+import { chainPath } from '../../chain/client.js'
 import { HttpError, notFound } from '../../errors.js'
 import { Int64, int64, type Int64Value } from '../../wire/schema.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
@@ -43,18 +43,18 @@ interface GatewayParticipantsPage {
 
 interface GatewayAccount { pubkey?: string, balance?: string, denom?: string }
 
-export const participants: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const participants: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/participants', {
     schema: {
       summary: 'Every participant with its balance, across all pages of the chain query',
       response: withChainErrors(ParticipantsResponse)
     }
-  }, async () => {
+  }, async (request) => {
     const list: Array<Static<typeof Participant>> = []
     let blockHeight: Int64Value = 0
     let key: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await chain.get('/productscience/inference/inference/participants_with_balances', {
+      const answer = await request.chain.get('/productscience/inference/inference/participants_with_balances', {
         'pagination.key': key,
         'pagination.limit': PAGE_LIMIT
       }) as GatewayParticipantsPage
@@ -73,7 +73,7 @@ export const participants: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
       response: withChainErrors(AccountResponse)
     }
   }, async (request) => {
-    const answer = await chain.get(chainPath`/productscience/inference/inference/inference_participant/${request.params.address}`) as GatewayAccount | null
+    const answer = await request.chain.get(chainPath`/productscience/inference/inference/inference_participant/${request.params.address}`) as GatewayAccount | null
     if (answer === null || typeof answer !== 'object') throw notFound('Account not found')
     return { pubkey: answer.pubkey ?? '', balance: int64(answer.balance), denom: answer.denom ?? '' }
   })

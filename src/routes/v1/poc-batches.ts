@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { chainPath, type ChainClient } from '../../chain/client.js'
+import { chainPath } from '../../chain/client.js'
 import { badRequest, legacyChainQuery, notFound } from '../../errors.js'
 import { goIntegerError, parseGoInteger } from '../../http/param-errors.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
@@ -35,7 +35,7 @@ const PocBatchesResponse = ProtoMessage({
   }))
 })
 
-export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const pocBatches: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/poc-batches/:epoch', {
     schema: {
       summary: 'The PoC batches submitted for the PoC stage that starts at a block height',
@@ -51,7 +51,7 @@ export const pocBatches: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = asy
     if (height === undefined) throw badRequest(goIntegerError('epoch', request.params.epoch, 'int64'))
     // The Go service returned the gRPC error unmapped, which Echo answered with a bare 500.
     const answer = await legacyChainQuery(
-      chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`),
+      request.chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`),
       () => 'Internal Server Error'
     )
     const body = fromProtoJson(PocBatchesResponse, answer)

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { ChainClient } from '../../chain/client.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
 import { Uint64 } from '../../wire/schema.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'
@@ -60,14 +59,14 @@ const ExemptionIdParam = Type.String({
   description: 'must be 1 to 128 letters, digits, ".", "_", ":" or "-"'
 })
 
-export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = async (app, { chain }) => {
+export const restrictions: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/restrictions/status', {
     schema: {
       summary: 'Whether user-to-user transfers are restricted, and for how many more blocks',
       response: withChainErrors(RestrictionStatus)
     }
-  }, async () => {
-    const answer = await chain.get(`${GATEWAY}/status`)
+  }, async (request) => {
+    const answer = await request.chain.get(`${GATEWAY}/status`)
     return fromProtoJson(RestrictionStatus, answer) ?? {}
   })
 
@@ -76,8 +75,8 @@ export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
       summary: 'Emergency transfer exemptions approved by governance',
       response: withChainErrors(ExemptionsResponse)
     }
-  }, async () => {
-    const out = fromProtoJson(ExemptionsResponse, await chain.get(`${GATEWAY}/exemptions`))
+  }, async (request) => {
+    const out = fromProtoJson(ExemptionsResponse, await request.chain.get(`${GATEWAY}/exemptions`))
     return { exemptions: out?.exemptions ?? null, ...out }
   })
 
@@ -88,7 +87,7 @@ export const restrictions: FastifyPluginAsyncTypebox<{ chain: ChainClient }> = a
       response: withChainErrors(UsageResponse)
     }
   }, async (request) => {
-    const answer = await chain.get(`${GATEWAY}/exemption_usage`, {
+    const answer = await request.chain.get(`${GATEWAY}/exemption_usage`, {
       exemption_id: request.params.id,
       account_address: request.params.account
     })

@@ -1,0 +1,64 @@
+import { LRUCache } from 'lru-cache'
+
+/** A built answer, ready to send: its body bytes and the headers that go with them. */
+export interface CachedAnswer {
+  readonly body: Buffer
+  readonly contentType: string
+  readonly etag: string
+}
+
+/**
+ * How a cacheable read was answered: from the cache, by sharing an answer being built,
+ * built (miss), or 304 from its ETag (revalidated).
+ */
+export type CacheResult = 'hit' | 'coalesced' | 'miss' | 'revalidated'
+
+/** Told how each cacheable read was answered, and of every eviction (src/metrics/ counts them). */
+export interface CacheObserver {
+  cacheResult (route: string, result: CacheResult): void
+  cacheEvicted (): void
+}
+
+// An entry costs more than its body: the key, the headers and lru-cache's own bookkeeping
+// (a few arrays' slots per entry). 256 bytes each is a round, generous figure for these.
+const ENTRY_OVERHEAD_BYTES = 256
+
+/**
+ * Built answers by key (route, parameters and height), bounded in bytes: the sum of every
+ * entry's body, key and overhead stays within `maxBytes`, least recently used out first.
+ * lru-cache counts the size itself (maxSize + sizeCalculation) and never holds an entry
+ * larger than the whole bound. Only 200s are ever put here: errors are never cached.
+ */
+export class AnswerCache {
+  readonly #lru: LRUCache<string, CachedAnswer>
+  readonly observer: CacheObserver | undefined
+
+  constructor (maxBytes: number, observer?: CacheObserver) {
+    this.observer = observer
+    this.#lru = new LRUCache<string, CachedAnswer>({
+      maxSize: maxBytes,
+      maxEntrySize: maxBytes,
+      sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + answer.etag.length + ENTRY_OVERHEAD_BYTES,
+      dispose: (_answer, _key, reason) => {
+        if (reason === 'evict') this.observer?.cacheEvicted()
+      }
+    })
+  }
+
+  get (key: string): CachedAnswer | undefined {
+    return this.#lru.get(key)
+  }
+
+  set (key: string, answer: CachedAnswer): void {
+    this.#lru.set(key, answer)
+  }
+
+  /** Bytes held, as counted against the bound. */
+  get bytes (): number {
+    return this.#lru.calculatedSize
+  }
+
+  get entries (): number {
+    return this.#lru.size
+  }
+}

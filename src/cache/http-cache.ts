@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ChainClient, ChainReader } from '../chain/client.js'
+import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
+import { routeClass, type RouteClass } from './route-classes.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the handler reads the chain with: pinned to the answer's height for latest-state routes. */
+    chain: ChainReader
+  }
+  interface FastifyContextConfig {
+    /** The route's class in ROUTE_CLASSES, set when the route is added. */
+    answerClass?: RouteClass
+  }
+}
+
+/** The response header naming the block height an answer was read at. */
+export const BLOCK_HEIGHT_HEADER = 'x-block-height'
+/** The response header saying how a cacheable answer was served (CacheResult). */
+export const CACHE_HEADER = 'x-cache'
+
+const LATEST_CACHE_CONTROL = 'no-cache'
+const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable'
+
+export interface AnswerCachingOptions {
+  readonly chain: ChainClient
+  /** Built answers; undefined when EDGE_API_CACHE_SIZE is 0 (pinning and ETags still apply). */
+  readonly cache: AnswerCache | undefined
+}
+
+/** What a cacheable read carries from preHandler to onSend. */
+interface Pending {
+  /** The answer's key without its height (the route with its parameters). */
+  readonly base: string
+  readonly route: string
+  /** Set when this read builds the answer others wait for. */
+  readonly done?: (answer: CachedAnswer | undefined) => void
+}
+
+const pending = new WeakMap<FastifyRequest, Pending>()
+
+/**
+ * Pins, caches and tags /v1 answers by their route's class (src/cache/route-classes.ts).
+ * Every chain read of a latest-state answer is pinned to one height: with the cache, the
+ * replica's head (ChainHeads.latest); without it, the fresh head if known, else the height
+ * its first read was answered at. The ETag and the cache key are (route, parameters,
+ * height), so an If-None-Match with the current tag is a 304 and a repeated read within the
+ * block a hit, both without a chain request. Concurrent misses of one key share the answer
+ * the first one builds. Only 200s are cached or tagged.
+ */
+export async function answerCaching (app: FastifyInstance, { chain, cache }: AnswerCachingOptions): Promise<void> {
+  const building = new Map<string, Promise<CachedAnswer | undefined>>()
+  const observer = cache?.observer
+
+  app.decorateRequest('chain', null as unknown as ChainReader)
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      const answerClass = routeClass(method === 'HEAD' ? 'GET' : method, route.url)
+      if (answerClass === undefined) throw new Error(`${method} ${route.url} has no class in ROUTE_CLASSES (src/cache/route-classes.ts)`)
+      route.config = { ...route.config, answerClass }
+    }
+  })
+
+  app.addHook('preHandler', async (request, reply) => {
+    const answerClass = request.routeOptions.config.answerClass
+    if (answerClass !== 'latest' && answerClass !== 'fixed') {
+      request.chain = chain
+      return
+    }
+    const route = request.routeOptions.url as string
+    const base = answerKey(request, route)
+    if (answerClass === 'latest') {
+      request.chain = cache === undefined ? await chain.reader() : await chain.latest()
+      reply.header('cache-control', LATEST_CACHE_CONTROL)
+    } else {
+      request.chain = chain
+      reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
+    }
+    const key = keyAt(base, request.chain.height)
+    // Without the cache (one node), the height is known once the first read is answered; a
+    // revalidation against the fresh head still costs the chain nothing.
+    if (answerClass === 'latest' && request.chain.height === undefined) {
+      const fresh = chain.heads.fresh()
+      if (fresh !== undefined && matchesTag(request.headers['if-none-match'], tagOf(keyAt(base, fresh)))) {
+        tag(reply, fresh, tagOf(keyAt(base, fresh)))
+        return sendResult(reply, route, 'revalidated').code(304).send()
+      }
+      pending.set(request, { base, route })
+      return
+    }
+    const etag = tagOf(key)
+    tag(reply, request.chain.height, etag)
+    if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
+    if (cache === undefined) {
+      pending.set(request, { base, route })
+      return
+    }
+    const cached = cache.get(key)
+    if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
+    const shared = building.get(key)
+    const answer = shared === undefined ? undefined : await shared
+    if (answer !== undefined) return sendAnswer(sendResult(reply, route, 'coalesced'), answer)
+    sendResult(reply, route, 'miss')
+    if (shared !== undefined) {
+      // The answer it waited for failed: build its own (its chain reads still coalesce).
+      pending.set(request, { base, route })
+      return
+    }
+    let done!: (answer: CachedAnswer | undefined) => void
+    building.set(key, new Promise((resolve) => { done = resolve }))
+    pending.set(request, { base, route, done })
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const read = pending.get(request)
+    if (read === undefined) return untagged(request, reply, payload)
+    const height = request.chain.height
+    if (reply.statusCode !== 200) {
+      // Errors are never cached, by us or by anyone downstream.
+      if (height !== undefined) reply.header(BLOCK_HEIGHT_HEADER, String(height))
+      reply.removeHeader('etag')
+      reply.header('cache-control', 'no-store')
+      return payload
+    }
+    const key = keyAt(read.base, height)
+    const etag = tagOf(key)
+    tag(reply, height, etag)
+    // A handler's answer, serialized by its route's schema: a string.
+    const answer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag }
+    cache?.set(key, answer)
+    read.done?.(answer)
+    // Built without knowing its height first (no cache, no fresh head): the tag is compared now.
+    if (reply.getHeader(CACHE_HEADER) !== undefined || !matchesTag(request.headers['if-none-match'], etag)) return payload
+    sendResult(reply, read.route, 'revalidated').code(304)
+    return ''
+  })
+
+  // However the read ended (error, client gone), those waiting on it are released.
+  app.addHook('onResponse', async (request) => {
+    const read = pending.get(request)
+    if (read?.done === undefined) return
+    read.done(undefined)
+    building.delete(keyAt(read.base, request.chain.height))
+  })
+
+  function sendResult (reply: FastifyReply, route: string, result: CacheResult): FastifyReply {
+    observer?.cacheResult(route, result)
+    return reply.header(CACHE_HEADER, result)
+  }
+}
+
+function keyAt (base: string, height: number | undefined): string {
+  return height === undefined ? base : `${base}@${height}`
+}
+
+/** The ETag of an answer's key: the same on every replica at the same height. */
+function tagOf (key: string): string {
+  return `"${digest(key)}"`
+}
+
+function tag (reply: FastifyReply, height: number | undefined, etag: string): void {
+  if (height !== undefined) reply.header(BLOCK_HEIGHT_HEADER, String(height))
+  reply.header('etag', etag)
+}
+
+function sendAnswer (reply: FastifyReply, answer: CachedAnswer): FastifyReply {
+  return reply.type(answer.contentType).send(answer.body)
+}
+
+/**
+ * Routes without an answer cache: a GET 200 gets the ETag of its body, and an If-None-Match
+ * with it a 304 (bandwidth saved; the answer was built all the same).
+ */
+function untagged (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  // A cache hit is already tagged with its key's tag.
+  if (request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) return payload
+  // Serialized JSON or text: a string.
+  const etag = `"${digest(payload as string)}"`
+  reply.header('etag', etag)
+  reply.header('cache-control', request.routeOptions.config.answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL)
+  if (!matchesTag(request.headers['if-none-match'], etag)) return payload
+  reply.code(304)
+  return ''
+}
+
+/** The route with its parameters and the query parameters its schema declares (others cannot change the answer). */
+function answerKey (request: FastifyRequest, route: string): string {
+  const declared = (request.routeOptions.schema?.querystring as { properties?: object } | undefined)?.properties
+  const query = request.query as Record<string, unknown>
+  const queryPart = declared === undefined ? '' : Object.keys(declared).sort().map((name) => `${name}=${String(query[name])}`).join('&')
+  return `${route} ${JSON.stringify(request.params)} ${queryPart}`
+}
+
+/** A short, stable digest for tags: 96 bits of SHA-1, base64url. */
+function digest (data: string | Buffer): string {
+  return createHash('sha1').update(data).digest('base64url').slice(0, 16)
+}
+
+/** If-None-Match's weak comparison (RFC 9110 §13.1.2): any listed tag, W/ or not, or "*". */
+function matchesTag (header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim()
+    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag
+  })
+}

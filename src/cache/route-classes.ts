@@ -1,0 +1,53 @@
+// Every /v1 route, by how its answer depends on the chain's height: the one list that decides
+// pinning, the answer cache and the HTTP caching headers (docs/heights-and-cache.md §4).
+// A /v1 route missing here refuses to boot (src/cache/http-cache.ts).
+
+/**
+ * - `latest`: the chain's state at its latest height. Every chain call of one answer is pinned
+ *   to one height, served at this replica's head, never below one it served; cached per
+ *   (route, params, height); `Cache-Control: no-cache`.
+ * - `fixed`: fixed by a height in the path, the same at every later head; cached per
+ *   (route, params); `public, max-age=1y, immutable`.
+ * - `pure`: a function of the request alone, no chain read; `immutable` too.
+ * - `uncached`: per request or per node (timestamps, node versions) or a POST: no answer
+ *   cache; a GET 200 still carries an ETag of its body.
+ */
+export type RouteClass = 'latest' | 'fixed' | 'pure' | 'uncached'
+
+export interface RouteClassEntry {
+  readonly class: RouteClass
+  readonly why: string
+}
+
+// PoC data is pruned an epoch later and BLS requests change state until terminal, so a
+// read at the latest height of an epoch that has passed is still latest-state: only a read
+// pinned by its path to a height is immutable.
+export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
+  'GET /v1/status': { class: 'pure', why: 'no chain read: always {"status":"ok"}' },
+  'GET /v1/versions': { class: 'uncached', why: 'per node (node_info differs between nodes and upgrades) and carries the request time' },
+  'GET /v1/participants': { class: 'latest', why: 'balances and weights change every block; body block_height is the height' },
+  'GET /v1/participants/:address': { class: 'latest', why: 'the balance changes with any transfer' },
+  'GET /v1/epochs/:epoch': { class: 'latest', why: 'epoch_info: block_height and the phase move every block' },
+  'GET /v1/epochs/:epoch/participants': { class: 'latest', why: 'the entry is read at the latest height (it can be pruned or, for "current", change epoch); its proof, block and validator set are fixed by its created height' },
+  'GET /v1/models': { class: 'latest', why: 'the epoch group changes at each epoch; "created" is when the answer was built' },
+  'GET /v1/pricing': { class: 'latest', why: 'the unit of compute price and sub-groups change at each epoch' },
+  'GET /v1/governance/models': { class: 'latest', why: 'governance changes models_all on a proposal' },
+  'GET /v1/governance/models-legacy': { class: 'latest', why: 'as /v1/governance/models' },
+  'GET /v1/poc-batches/:epoch': { class: 'latest', why: 'PoC batches are pruned an epoch later (PocDataPruningEpochThreshold 1): 200 turns into 404' },
+  'GET /v1/restrictions/status': { class: 'latest', why: 'current_block_height and remaining_blocks move every block' },
+  'GET /v1/restrictions/exemptions': { class: 'latest', why: 'governance adds and expires exemptions' },
+  'GET /v1/restrictions/exemptions/:id/usage/:account': { class: 'latest', why: 'usage grows with each exempted transfer' },
+  'GET /v1/bls/epoch/:id': { class: 'latest', why: 'DKG data moves through its phases (DEALING → … → SIGNED) block by block' },
+  'GET /v1/bls/epochs/:id': { class: 'latest', why: 'as /v1/bls/epoch/:id' },
+  'GET /v1/bls/signatures/:request_id': { class: 'latest', why: 'a signing request moves from PENDING to a terminal state; absent until created' },
+  'GET /v1/bridge/addresses': { class: 'latest', why: 'governance changes bridge contracts' },
+  'GET /v1/debug/verify/:height': { class: 'fixed', why: 'the block at the height and the validator set that signed it never change (CometBFT commits are final)' },
+  'GET /v1/debug/pubkey-to-addr/:pubkey': { class: 'pure', why: 'a function of the key alone' },
+  'POST /v1/verify-proof': { class: 'uncached', why: 'a POST: a function of its body, never cached' },
+  'POST /v1/verify-block': { class: 'uncached', why: 'a POST; reads the validator set at the body\'s height' }
+}
+
+/** The class of a route ("GET /v1/participants"); undefined when the list lacks it. */
+export function routeClass (method: string, url: string): RouteClass | undefined {
+  return ROUTE_CLASSES[`${method} ${url}`]?.class
+}

@@ -1,0 +1,165 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import { ChainUnavailableError } from '../errors.js'
+import { NO_LOG, type NodeLog } from './nodes.js'
+
+// Block heights of the chain's nodes (docs/heights-and-cache.md): the request header that
+// pins a query to a height, the response header with the height answered, the errors of a
+// height a node cannot serve, and each node's head as this replica knows it.
+
+/** Pins a gateway query to a height (the SDK's GRPCBlockHeightHeader, forwarded by the gateway). */
+export const HEIGHT_HEADER = 'x-cosmos-block-height'
+/** The height a query was answered at: the SDK's response metadata under grpc-gateway's outgoing prefix. */
+export const ANSWERED_HEIGHT_HEADER = 'grpc-metadata-x-cosmos-block-height'
+
+// By message, not gRPC code: the SDK versions disagree on the code (ErrInvalidHeight has none
+// in some, so it arrives as Unknown), and a code-based mapping would make them 400/404.
+const UNSERVABLE_HEIGHT = [
+  'cannot query with height in the future', // baseapp CreateQueryContext, above the head
+  'failed to load state at height', // baseapp CreateQueryContext, pruned
+  'version does not exist', // iavl, pruned
+  'is not available, lowest height is', // CometBFT block store, pruned
+  'must be less than or equal to the current blockchain height', // CometBFT RPC, above the head
+  'bigger than the chain length', // the SDK's Tendermint service, above the head
+  'bigger then the chain length' // the same, as some SDK versions spell it
+]
+
+/** Whether a gateway error says the node cannot serve the height asked (the node's failure, not the client's). */
+export function isUnservableHeight (message: string): boolean {
+  return UNSERVABLE_HEIGHT.some((words) => message.includes(words))
+}
+
+/** The height a node says it answered at, if it says (a positive integer header). */
+export function answeredHeight (headers: IncomingHttpHeaders): number | undefined {
+  const value = headers[ANSWERED_HEIGHT_HEADER]
+  if (typeof value !== 'string' || !/^[1-9]\d{0,15}$/.test(value)) return undefined
+  return Number(value)
+}
+
+export interface ChainHeadsOptions {
+  readonly nodeCount: number
+  /** A node more than this many blocks behind the best head takes no latest-state reads (EDGE_API_MAX_NODE_LAG). */
+  readonly maxLag: number
+  /** The oldest a known head may be when a latest-state read starts (EDGE_API_HEAD_MAX_AGE). */
+  readonly maxAgeMs: number
+  /** Asks the nodes for their latest height, each answer reported with observe(). */
+  readonly poll: () => Promise<unknown>
+  readonly log: NodeLog | undefined
+  /** Each node's base URL, for the log. */
+  readonly urls: readonly string[]
+}
+
+/**
+ * Each node's head as this replica knows it, and the height latest-state answers are served
+ * at. Heads come from the answers' own heights and from a single-flight poll of every node's
+ * latest block whenever the newest confirmation is older than maxAgeMs (half of it: in the
+ * background, so a busy replica's reads never wait for it). The served height is the best
+ * head, never lower than one served before: a replica never goes backwards.
+ */
+export class ChainHeads {
+  readonly #heads: number[]
+  readonly #lagging: boolean[]
+  readonly #maxLag: number
+  readonly #maxAgeMs: number
+  readonly #poll: () => Promise<unknown>
+  readonly #log: NodeLog
+  readonly #urls: readonly string[]
+  #served = 0
+  #confirmedAt = -Infinity
+  #polling: Promise<void> | undefined
+
+  constructor (options: ChainHeadsOptions) {
+    this.#heads = new Array<number>(options.nodeCount).fill(0)
+    this.#lagging = new Array<boolean>(options.nodeCount).fill(false)
+    this.#maxLag = options.maxLag
+    this.#maxAgeMs = options.maxAgeMs
+    this.#poll = options.poll
+    this.#log = options.log ?? NO_LOG
+    this.#urls = options.urls
+  }
+
+  /**
+   * A node answered at `height`. `latest`: it was asked for its latest height (an unpinned
+   * query, the poll), so the best head is known as of now.
+   */
+  observe (node: number, height: number, latest: boolean): void {
+    if (latest) this.#confirmedAt = performance.now()
+    if (height > (this.#heads[node] as number)) this.#heads[node] = height
+  }
+
+  /** The highest height any node has answered (0: none yet). */
+  get best (): number {
+    return Math.max(0, ...this.#heads)
+  }
+
+  /** The highest height served to a latest-state read (0: none yet). */
+  get served (): number {
+    return this.#served
+  }
+
+  /** Node `node`'s head as last seen (0: unknown). */
+  head (node: number): number {
+    return this.#heads[node] as number
+  }
+
+  /** Each node's blocks behind the best head (0 while unknown). */
+  get lags (): number[] {
+    const best = this.best
+    return this.#heads.map((head) => head === 0 ? 0 : best - head)
+  }
+
+  /** Whether the node lags the best head by more than maxLag: it takes no latest-state reads. */
+  lagging (node: number): boolean {
+    return this.#lagging[node] as boolean
+  }
+
+  /**
+   * The height for a latest-state answer if the best head was confirmed within maxAgeMs:
+   * the best head, never below one served before (served from now on). Undefined otherwise.
+   */
+  fresh (): number | undefined {
+    if (performance.now() - this.#confirmedAt > this.#maxAgeMs || this.best === 0) return undefined
+    return this.serve(this.best)
+  }
+
+  /** Records `height` as served to a latest-state read; returns the height to serve: never below one served before. */
+  serve (height: number): number {
+    this.#served = Math.max(this.#served, height)
+    return this.#served
+  }
+
+  /**
+   * As fresh(), asking the nodes (one poll at a time, shared) when the head is older than
+   * maxAgeMs, and in the background from half of it, so that a busy replica's reads never
+   * wait for it. Throws ChainUnavailableError (503) when no node tells its head.
+   */
+  async latest (): Promise<number> {
+    const startedAt = performance.now()
+    const age = startedAt - this.#confirmedAt
+    if (age > this.#maxAgeMs) await this.#refresh()
+    // Never rejects: a failed poll only leaves the head as old as it was.
+    else if (age > this.#maxAgeMs / 2) this.#refresh().catch(() => {})
+    // The age counts from when this read started: waiting for the poll does not age it.
+    if (startedAt - this.#confirmedAt > this.#maxAgeMs || this.best === 0) throw new ChainUnavailableError('no chain node told its latest height')
+    return this.serve(this.best)
+  }
+
+  #refresh (): Promise<void> {
+    // Lag is judged once every node has told its head in the same poll: judged on each answer,
+    // one node's fresh head against another's older one would flap.
+    this.#polling ??= this.#poll().then(() => { this.#judgeLag() }, () => {}).finally(() => { this.#polling = undefined })
+    return this.#polling
+  }
+
+  #judgeLag (): void {
+    const best = this.best
+    this.#heads.forEach((head, node) => {
+      // A node whose head is not known yet is not judged: the poll asks it next.
+      const lagging = head !== 0 && best - head > this.#maxLag
+      if (lagging === this.#lagging[node]) return
+      this.#lagging[node] = lagging
+      const fields = { node: this.#urls[node], head, best, maxLag: this.#maxLag }
+      if (lagging) this.#log.warn(fields, 'chain node lagging; no latest-state reads until it catches up')
+      else this.#log.info(fields, 'chain node caught up')
+    })
+  }
+}

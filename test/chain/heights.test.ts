@@ -1,0 +1,172 @@
+import t, { type Test } from 'tap'
+import { buildTestApp } from '../fixtures/app.js'
+import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
+import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+
+// One height per answer, never backwards, and a height a node cannot serve is that node's
+// failure (docs/heights-and-cache.md). The simulators share a BlockClock; each has its lag.
+
+const MULTI_CALL_ROUTES = ['/v1/participants', '/v1/models', '/v1/pricing', '/v1/epochs/current/participants', '/v1/epochs/42/participants']
+
+async function nodes (t: Test, lags: number[]): Promise<{ clock: BlockClock, sims: ChainSimulator[] }> {
+  const clock = new BlockClock()
+  const sims = await Promise.all(lags.map(async (lag) => startChainSimulator(0, { clock, lag })))
+  t.teardown(async () => {
+    clock.stop()
+    await Promise.all(sims.map(async (sim) => sim.close()))
+  })
+  return { clock, sims }
+}
+
+/** The heights an answer's reads were asked at and answered at (the head poll left out; failed sub-queries answer none). */
+function readHeights (sim: ChainSimulator): { asked: Array<number | undefined>, answered: number[] } {
+  const reads = sim.requests.map((_r, i) => i).filter((i) => !(sim.requests[i] as string).startsWith(LATEST_BLOCK_PATH))
+  return {
+    asked: reads.map((i) => sim.askedHeights[i]),
+    answered: reads.map((i) => sim.answeredHeights[i]).filter((h) => h !== undefined)
+  }
+}
+
+for (const cache of ['0', '1MiB']) {
+  t.test(`a block lands before every chain read of every multi-call route: 0 answers mixing heights (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+    const { clock, sims: [sim] } = await nodes(t, [0])
+    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache } })
+    sim!.onRequest = () => clock.advance()
+    let previous = 0
+    for (const url of MULTI_CALL_ROUTES) {
+      sim!.resetCounts()
+      const res = await app.inject(url)
+      t.equal(res.statusCode, 200, url)
+      const height = Number(res.headers['x-block-height'])
+      t.ok(height >= previous, `${url}: never below the previous answer's height`)
+      previous = height
+      const { asked, answered } = readHeights(sim!)
+      t.ok(asked.length >= 2, `${url}: ${asked.length} chain reads`)
+      t.same([...new Set(answered)], [height], `${url}: every read answered at the X-Block-Height, while the chain moved ${clock.height - height} blocks on`)
+      // Without the cache, the first read goes at the node's latest and pins the others.
+      t.same([...new Set(asked.slice(cache === '0' ? 1 : 0))], [height], `${url}: every later read asked for it`)
+      if (url === '/v1/participants') t.equal(res.json().block_height, height, 'the body names the same height')
+    }
+  })
+}
+
+t.test('two nodes, the preferred one 5 blocks behind: 10 000 sequential reads of /v1/epochs/latest never go backwards, never 4xx', { timeout: 240_000 }, async (t) => {
+  const { clock, sims: [behind, ahead] } = await nodes(t, [5, 0])
+  const { app, logs } = await buildTestApp(t, {
+    sim: behind,
+    env: { CHAIN_REST_URL: `${behind!.url},${ahead!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '20ms', EDGE_API_LOG_LEVEL: 'info' }
+  })
+  // A block every 50 ms, the head asked for every 20 ms: a real chain's ~5 s and 1 s, faster.
+  clock.every(50)
+  let previous = 0
+  let backwards = 0
+  const statuses = new Map<number, number>()
+  for (let i = 0; i < 10_000; i++) {
+    const res = await app.inject('/v1/epochs/latest')
+    statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+    if (res.statusCode !== 200) continue
+    const height = Number(res.json().block_height)
+    if (height < previous) backwards++
+    previous = Math.max(previous, height)
+    if (Number(res.headers['x-block-height']) !== height) t.fail(`X-Block-Height ${res.headers['x-block-height']} for block_height ${height}`)
+  }
+  clock.stop()
+  t.equal(backwards, 0, '0 answers lower than the previous one')
+  t.same([...statuses], [[200, 10_000]], 'every read 200: 0 4xx')
+  t.ok(previous > 1843210, `the served height moved with the chain, to ${previous}`)
+  t.equal(behind!.count('/productscience/inference/inference/epoch_info'), 0, 'the lagging node took no latest-state read')
+  const changes = logs.filter((l) => l.msg.startsWith('chain node lagging') || l.msg === 'chain node caught up')
+  t.same(changes.map((l) => [l.msg, l.node, l.best as number - (l.head as number)]), [['chain node lagging; no latest-state reads until it catches up', behind!.url, 5]], 'one log line for the change')
+})
+
+t.test('a pinned read the node cannot serve goes to the next node; none can: 503, never 4xx', async (t) => {
+  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { app } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
+  a!.resetCounts()
+  b!.resetCounts()
+  a!.lag = 1 // fell back after the poll: its known head still says it has the height
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 200)
+  t.equal(a!.count('/productscience'), 1, 'asked the node that fell back first')
+  t.equal(b!.count('/productscience'), 1, 'and at once the next one')
+  t.same(b!.askedHeights, [Number(res.headers['x-block-height'])])
+
+  a!.lowest = 1843300 // pruned, and the other one behind
+  b!.lag = 1
+  const none = await app.inject('/v1/epochs/latest')
+  t.equal(none.statusCode, 503)
+  t.equal(none.headers['retry-after'], '1')
+  t.same(none.json(), { message: 'no chain node can serve this block height now; retry shortly' })
+  t.equal(none.headers.etag, undefined, 'an error carries no ETag')
+  t.equal(none.headers['cache-control'], 'no-store', 'and is never cached downstream')
+})
+
+t.test('one node behind the height already served: the answer is read at the served height (503 while it lacks it)', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
+  chain.heads.serve(sim!.head + 3)
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 503, 'never the lower height')
+  t.same(sim!.askedHeights, [undefined, sim!.head + 3], 'asked at its latest, then at the served height')
+})
+
+t.test('a pinned read goes first to the node known to have its height; a lagging node that catches up is used again', async (t) => {
+  const { clock, sims: [a, b] } = await nodes(t, [1, 0])
+  const { app, logs } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '5ms', EDGE_API_LOG_LEVEL: 'info' } })
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
+  t.equal(a!.count('/productscience'), 0, 'the node one block behind is not asked first')
+  // Ten blocks land; it is stuck.
+  clock.advance(10)
+  a!.lag += 10
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  await app.inject('/v1/epochs/latest')
+  a!.lag = 0
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  await app.inject('/v1/epochs/latest')
+  t.same(logs.filter((l) => l.msg.startsWith('chain node')).map((l) => l.msg), ['chain node lagging; no latest-state reads until it catches up', 'chain node caught up'])
+})
+
+t.test('a node that does not say its height leaves the answer unpinned, as before heights; concurrent first reads wait for the first', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
+  sim!.tellsHeight = false
+  const res = await app.inject('/v1/participants')
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['x-block-height'], undefined)
+  t.same(sim!.askedHeights, [undefined, undefined])
+  sim!.tellsHeight = true
+  sim!.resetCounts()
+  const reader = await chain.reader()
+  await Promise.all([reader.get('/productscience/inference/inference/epoch_info'), reader.get('/productscience/inference/restrictions/status')])
+  t.same(sim!.askedHeights, [undefined, reader.height], 'the second waited for the first, then asked at its height')
+  sim!.fail('/productscience/inference/inference/epoch_info', 14, 'down')
+  const failing = await chain.reader()
+  const results = await Promise.allSettled([failing.get('/productscience/inference/inference/epoch_info'), failing.get('/productscience/inference/restrictions/status')])
+  t.same(results.map((r) => r.status), ['rejected', 'fulfilled'], 'the first failed: the next read became the first')
+})
+
+t.test('a node answering below the served height is asked again at the served height', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
+  chain.heads.serve(sim!.head + 1)
+  let arrivals = 0
+  sim!.onRequest = () => { if (++arrivals === 2) clock.advance() }
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().block_height, chain.heads.served, 'answered at the served height')
+})
+
+t.test('no node tells its head: 503, and the lag of an unknown head is 0', async (t) => {
+  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { app, metrics } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '1MiB' } })
+  await a!.refuse()
+  await b!.refuse()
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { message: 'chain unavailable' })
+  const text = await metrics!.scrape()
+  t.match(text, /edge_api_chain_node_lag\{node="2"\} 0/)
+  t.match(text, /edge_api_chain_head_height\{node="1"\} 0/)
+})
