@@ -120,7 +120,9 @@ t.test('each instance has its own series; the process metrics are shared, not du
 
 t.test('spans dropped, by reason (tracing on)', async (t) => {
   const metrics = new Metrics()
-  t.equal(sampleValue(await metrics.scrape(), 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), undefined, 'no series before a loss')
+  const before = await metrics.scrape()
+  t.equal(sampleValue(before, 'edge_api_trace_spans_dropped_total', { reason: 'queue_full' }), 0, 'every reason at 0 before a loss, so a rate sees the first one')
+  t.equal(sampleValue(before, 'edge_api_trace_spans_dropped_total', { reason: 'export_failed' }), 0)
   metrics.spansDropped('queue_full', 1)
   metrics.spansDropped('queue_full', 1)
   metrics.spansDropped('export_failed', 512)
