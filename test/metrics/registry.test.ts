@@ -21,7 +21,8 @@ t.test(`every metric of the table in ${METRICS_DOC}, with its type and labels, a
   metrics.requestAnswered('GET', '/v1/status', 200, 0.001)
   metrics.exchange(1, 'ok', 0.01)
   metrics.readinessProbe('ok')
-  metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [true] })
+  metrics.cacheResult('/v1/epochs/latest', 'hit')
+  metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [true], chainHeads: () => [100], chainLags: () => [0] })
   const samples = parseSamples(await metrics.scrape())
   for (const { name, labels } of documented) {
     const seen = new Set(samples.filter((s) => s.name === name || s.name === `${name}_count`).flatMap((s) => Object.keys(s.labels).filter((l) => l !== 'le')))
