@@ -247,5 +247,7 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   t.comment(`  killed ${serverName(holder)}: router DOWN after ${((down.at - killed) / 1000).toFixed(1)}s; failures at the client while two replicas remained: ${afterOne.requests}; ` +
     `slow request replayed by the router, 200 after ${(slowResult.ms / 1000).toFixed(1)}s`)
   t.ok(totals.requests - totals.ok >= 10, `the harness counts lost requests (${totals.requests - totals.ok} failed once no replica was left)`)
-  t.ok((totals.statuses['503'] ?? 0) >= 10, 'as 503 from the router')
+  // The router answers 503 once no replica is left; a request in flight on the killed replica's
+  // connection may see that connection closed instead (the load stops at 10 failures of either kind).
+  t.ok((totals.statuses['503'] ?? 0) > 0 && Object.keys(totals.statuses).every((status) => status === '503'), `as 503 from the router (${JSON.stringify(totals.statuses)})`)
 })
