@@ -1,7 +1,7 @@
 import t from 'tap'
 import * as errors from '../src/errors.js'
 import {
-  badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError,
+  badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainHeightUnavailableError, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError,
   ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
 } from '../src/errors.js'
 
@@ -46,6 +46,7 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainBusyError(), 'EDGE_ERR_CHAIN_BUSY'],
     [new ChainAnswerTooLargeError(1, 'x'), 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'],
     [new ChainBadAnswerError('x'), 'EDGE_ERR_CHAIN_BAD_ANSWER'],
+    [new ChainHeightUnavailableError('every node is behind'), 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'],
     [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
     [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
   ]
