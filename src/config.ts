@@ -36,6 +36,8 @@ export const SETTINGS = {
   EDGE_API_MAX_NODE_LAG: { default: '2' },
   /** The oldest a known chain head may be when a latest-state read starts. */
   EDGE_API_HEAD_MAX_AGE: { default: '1s' },
+  /** The event-loop delay /v1's load shedding holds the replica at under overload; 0 = none. */
+  EDGE_API_SHED_DELAY: { default: '20ms' },
   EDGE_API_LOG_LEVEL: { default: 'info' },
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
   EDGE_API_METRICS_PORT: { default: '9464' },
@@ -72,6 +74,10 @@ export const MAX_CACHE_SIZE = 1024 * 1024 * 1024
 // an hour of gonka blocks (~5 s each) the setting would exclude nothing that matters.
 export const MAX_NODE_LAG = 1000
 export const MAX_HEAD_MAX_AGE_MS = 60_000
+// Below 5 ms the target is within the event-loop delay histogram's 10 ms resolution's noise
+// and sheds a replica that keeps up; beyond 10 s no client is still waiting.
+export const MIN_SHED_DELAY_MS = 5
+export const MAX_SHED_DELAY_MS = 10_000
 
 export interface Config {
   /** The nodes of one chain, in the order given; at least one. */
@@ -90,6 +96,8 @@ export interface Config {
   readonly maxNodeLag: number
   /** The oldest a known chain head may be when a latest-state read starts. */
   readonly headMaxAgeMs: number
+  /** The event-loop delay, ms, that /v1's load shedding holds the replica at under overload; 0 = no delay-based shedding. */
+  readonly shedDelayMs: number
   readonly logLevel: LogLevel
   /** Serve the four optional verify/debug routes; otherwise they answer 403. */
   readonly exposeOptionalRoutes: boolean
@@ -178,6 +186,7 @@ export function loadConfig (env: Env): Config {
     cacheBytes,
     maxNodeLag: integer('EDGE_API_MAX_NODE_LAG', 0, MAX_NODE_LAG),
     headMaxAgeMs: duration('EDGE_API_HEAD_MAX_AGE', (ms) => ms > 0 && ms <= MAX_HEAD_MAX_AGE_MS ? undefined : `must be greater than 0 and at most ${formatDuration(MAX_HEAD_MAX_AGE_MS)}`),
+    shedDelayMs: duration('EDGE_API_SHED_DELAY', (ms) => ms === 0 || (ms >= MIN_SHED_DELAY_MS && ms <= MAX_SHED_DELAY_MS) ? undefined : `must be 0 (no delay-based shedding) or from ${formatDuration(MIN_SHED_DELAY_MS)} to ${formatDuration(MAX_SHED_DELAY_MS)}`),
     logLevel,
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     metricsPort,

@@ -100,7 +100,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     cacheBytes: () => cache?.bytes ?? 0,
     cacheEntries: () => cache?.entries ?? 0
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: options.loadShedding, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

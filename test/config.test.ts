@@ -30,6 +30,7 @@ t.test('defaults', async (t) => {
     cacheBytes: 0,
     maxNodeLag: 2,
     headMaxAgeMs: 1000,
+    shedDelayMs: 20,
     logLevel: 'info',
     exposeOptionalRoutes: false,
     metricsPort: 9464,
