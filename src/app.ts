@@ -14,6 +14,7 @@ import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/erro
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
 import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
+import { RouteGroupBusyError } from './http/route-group-limit.js'
 import { SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import { Shedding } from './http/shedding.js'
 import type { Readiness } from './readiness.js'
@@ -94,10 +95,11 @@ export async function buildApp (options: AppOptions) {
   // First of the hooks, so the whole request runs inside its trace; shed 503s stay untraced.
   options.tracing?.register(app, { refused: (reply) => shedding.refused(reply), draining: () => readiness.draining })
   app.addHook('onClose', async () => shedding.flush())
-  // A full chain queue is shedding too: no warning and stack per request.
-  app.setErrorHandler((error: FastifyError, request, reply) => error instanceof ChainBusyError
-    ? reply.send(shedding.refuse(reply, 'chainQueue', error.message))
-    : handleError(error, request, reply))
+  // A full chain queue, or a route group's, is shedding too: no warning and stack per request.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const reason = error instanceof ChainBusyError ? 'chainQueue' : error instanceof RouteGroupBusyError ? 'groupQueue' : undefined
+    return reason === undefined ? handleError(error, request, reply) : reply.send(shedding.refuse(reply, reason, error.message))
+  })
   app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
   // Only at debug: at info the hook would cost every request for nothing.
   if (logger.isLevelEnabled('debug')) app.addHook('onRequest', logArrival)

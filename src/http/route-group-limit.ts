@@ -1,8 +1,6 @@
-import { HttpError } from '../errors.js'
-
 // A concurrency limit with a bounded queue for a group of CPU-heavy routes: `concurrency`
 // requests run, up to `queueLimit` more wait their turn in arrival order, and the next one
-// is refused at once with 503 + Retry-After. A slot is taken once the request's body has
+// is refused at once with 503 + Retry-After, counted as shed load. A slot is taken once the request's body has
 // arrived and held until its response is written or its client leaves (chain reads,
 // verification), so the group can never take more than its share of the process, however
 // many clients ask at once, and a slow upload never holds one.
@@ -12,6 +10,14 @@ export interface RouteGroupLimitOptions {
   readonly queueLimit: number
   /** The 503 message for a request beyond the queue. */
   readonly busyMessage: string
+}
+
+/** A request beyond the group's queue: app.ts answers it 503 + Retry-After as shed load (`groupQueue`). */
+export class RouteGroupBusyError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'RouteGroupBusyError'
+  }
 }
 
 /** Gives back a slot; calling it again does nothing. */
@@ -37,7 +43,7 @@ export class RouteGroupLimit {
       return Promise.resolve(this.#release())
     }
     if (this.#waiting.length >= this.#queueLimit) {
-      return Promise.reject(new HttpError(503, this.#busyMessage, { 'retry-after': '1' }))
+      return Promise.reject(new RouteGroupBusyError(this.#busyMessage))
     }
     return new Promise((resolve) => this.#waiting.push(resolve))
   }

@@ -24,7 +24,9 @@ export const SHED_REASONS = [
   'eventLoopUtilization',
   'heapUsedBytes',
   /** The bounded queue of chain requests is full (ChainBusyError). */
-  'chainQueue'
+  'chainQueue',
+  /** A route group's own queue is full (RouteGroupBusyError): the optional verify routes. */
+  'groupQueue'
 ] as const
 
 export type ShedReason = typeof SHED_REASONS[number]

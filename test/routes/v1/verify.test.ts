@@ -321,6 +321,7 @@ t.test('the routes\' own admission: beyond the running and queued verifications,
   t.equal(shed.statusCode, 503)
   t.equal(shed.headers['retry-after'], '1')
   t.same(shed.json(), { message: 'too many verifications in progress; retry shortly' })
+  t.same(small.shedding.total, { groupQueue: 1 }, 'counted as shed load (edge_api_shed_total{reason="groupQueue"})')
   t.equal((await running).statusCode, 200)
   t.equal((await queued).statusCode, 200, 'the queued one ran when the slot came free')
   t.equal(slowSim.count(BLOCKS), 2, 'the shed one cost the chain nothing')
