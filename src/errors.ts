@@ -1,18 +1,21 @@
 // The error catalog: every error edge-api raises on purpose, each class with a stable `code`
 // (as undici's UND_ERR_*), so logs and tests name the kind of failure rather than its text.
 // Anything that is not an HttpError becomes 500 {"message":"Internal Server Error"}: no
-// stack, URL or address leaves the process.
+// stack, URL or address leaves the process. A `cause` is the detail for the log.
+
+import { NamedError } from './named-error.js'
 
 /** An answer for the client: its status, a client-safe message and any headers. */
-export class HttpError extends Error {
+export class HttpError extends NamedError {
   readonly code: string = 'EDGE_ERR_HTTP'
   readonly statusCode: number
   readonly headers: Readonly<Record<string, string>>
 
-  constructor (statusCode: number, message: string, headers: Record<string, string> = {}) {
+  constructor (statusCode: number, message: string, headers: Record<string, string> = {}, cause?: unknown) {
     super(message)
-    this.name = 'HttpError'
     this.statusCode = statusCode
+    // Assigned, not passed to Error: the log's serializer writes only enumerable fields.
+    if (cause !== undefined) this.cause = cause
     this.headers = headers
   }
 }
@@ -51,7 +54,6 @@ export class ChainStatusError extends HttpError {
 
   constructor (grpcCode: number, message: string) {
     super(HTTP_STATUS_OF_GRPC[grpcCode] ?? 500, message)
-    this.name = 'ChainStatusError'
     this.grpcCode = grpcCode
   }
 }
@@ -66,10 +68,8 @@ export class ChainQueryError extends HttpError {
   readonly grpcCode: number
 
   constructor (message: string, cause: ChainStatusError) {
-    super(500, message)
-    this.name = 'ChainQueryError'
+    super(500, message, {}, cause)
     this.grpcCode = cause.grpcCode
-    this.cause = cause
   }
 }
 
@@ -92,9 +92,7 @@ export class ChainUnavailableError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_UNAVAILABLE'
 
   constructor (cause: unknown) {
-    super(503, 'chain unavailable')
-    this.name = 'ChainUnavailableError'
-    this.cause = cause
+    super(503, 'chain unavailable', {}, cause)
   }
 }
 
@@ -102,9 +100,7 @@ export class ChainTimeoutError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_TIMEOUT'
 
   constructor (timeoutMs: number) {
-    super(504, 'chain query timed out')
-    this.name = 'ChainTimeoutError'
-    this.cause = `no answer within ${timeoutMs}ms`
+    super(504, 'chain query timed out', {}, `no answer within ${timeoutMs}ms`)
   }
 }
 
@@ -116,9 +112,7 @@ export class ChainHeightUnavailableError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'
 
   constructor (detail: string) {
-    super(503, 'no chain node can serve this block height now; retry shortly', { 'retry-after': '1' })
-    this.name = 'ChainHeightUnavailableError'
-    this.cause = detail
+    super(503, 'no chain node can serve this block height now; retry shortly', { 'retry-after': '1' }, detail)
   }
 }
 
@@ -128,7 +122,6 @@ export class ChainBusyError extends HttpError {
 
   constructor () {
     super(503, 'too many chain queries in progress; retry shortly', { 'retry-after': '1' })
-    this.name = 'ChainBusyError'
   }
 }
 
@@ -140,9 +133,7 @@ export class ChainAnswerTooLargeError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'
 
   constructor (maxBytes: number, detail: string) {
-    super(502, 'chain answer too large')
-    this.name = 'ChainAnswerTooLargeError'
-    this.cause = `${detail}: over the limit of ${maxBytes} bytes (EDGE_API_CHAIN_MAX_RESPONSE)`
+    super(502, 'chain answer too large', {}, `${detail}: over the limit of ${maxBytes} bytes (EDGE_API_CHAIN_MAX_RESPONSE)`)
   }
 }
 
@@ -151,27 +142,24 @@ export class ChainBadAnswerError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_BAD_ANSWER'
 
   constructor (detail: string) {
-    super(502, 'chain answer is not JSON')
-    this.name = 'ChainBadAnswerError'
-    this.cause = detail
+    super(502, 'chain answer is not JSON', {}, detail)
   }
 }
 
 /** A setting that refuses to boot; the message names the variable, the value and what is allowed. */
-export class ConfigError extends Error {
+export class ConfigError extends NamedError {
   readonly code = 'EDGE_ERR_CONFIG'
   /** The environment variable at fault, e.g. EDGE_API_PORT. */
   readonly variable: string
 
   constructor (variable: string, message: string) {
     super(message)
-    this.name = 'ConfigError'
     this.variable = variable
   }
 }
 
 /** The server could not listen on the configured address; the message says why, `cause` is Node's error. */
-export class ListenError extends Error {
+export class ListenError extends NamedError {
   readonly code = 'EDGE_ERR_LISTEN'
   readonly host: string
   readonly port: number
@@ -183,7 +171,6 @@ export class ListenError extends Error {
     super((listener === undefined ? '' : `${listener}: `) + (cause.code === 'EADDRINUSE'
       ? `port ${port} on ${host} is already in use`
       : `cannot listen on ${host}:${port}: ${cause.message}`))
-    this.name = 'ListenError'
     this.host = host
     this.port = port
     this.reason = cause.code

@@ -109,4 +109,10 @@ t.test('kubernetes/configmap.yaml: every setting a cluster uses, each with its d
     if (expected !== undefined) t.equal(data[key], expected, `${key}: ${expected}`)
   }
   t.ok(loadConfig(data), 'the ConfigMap boots')
+  // config.env.example's OpenTelemetry variables are shown, commented out: unset, the exporter's
+  // standard defaults apply.
+  const commented = [...repoFile('kubernetes/configmap.yaml').matchAll(/^\s*#\s*(OTEL_[A-Z0-9_]+):/gm)].map((m) => m[1] as string)
+  const exampleTracing = [...repoFile('config.env.example').matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1] as string).filter((key) => TRACING.has(key))
+  t.ok(commented.includes('OTEL_ENDPOINT'), 'the ConfigMap shows Go\'s OTEL_ENDPOINT')
+  for (const key of exampleTracing) t.ok(key in data || commented.includes(key), `${key} is in configmap.yaml`)
 })

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { CONFIG_DEFAULTS, loadConfig, type ConfigKey } from '../src/config.js'
+import { loadConfig, type ConfigKey } from '../src/config.js'
 import { ConfigError } from '../src/errors.js'
 
 const base = { CHAIN_REST_URL: 'http://node:1317' }
@@ -174,18 +173,4 @@ t.test('CHAIN_REST_URL is required, unless CHAIN_GRPC_URL lets us derive it (wit
   t.same(loadConfig({ CHAIN_GRPC_URL: 'node' }).chainRestUrls, ['http://node:1317'])
   t.same(loadConfig({ CHAIN_REST_URL: 'http://rest:1317', CHAIN_GRPC_URL: 'node:9090' }).warnings, [], 'explicit wins, silently')
   refusal(t, { CHAIN_GRPC_URL: 'node:9090/x y' }, 'CHAIN_GRPC_URL', /^CHAIN_GRPC_URL="node:9090\/x y" is invalid: must be host:port/)
-})
-
-t.test('config.env.example lists every key with its default', async (t) => {
-  const example = readFileSync(new URL('../config.env.example', import.meta.url), 'utf8')
-  const documented = new Map<string, string>()
-  for (const line of example.split('\n')) {
-    const match = /^#?\s*([A-Z][A-Z0-9_]+)=(.*)$/.exec(line)
-    if (match !== null) documented.set(match[1] as string, match[2] as string)
-  }
-  for (const [key, value] of Object.entries(CONFIG_DEFAULTS)) {
-    t.ok(documented.has(key), `${key} is documented`)
-    if (value !== undefined) t.equal(documented.get(key), value, `${key} shows its default`)
-  }
-  t.ok(loadConfig(Object.fromEntries(documented)), 'the example itself boots')
 })

@@ -1,4 +1,4 @@
-import { decodeBase64 } from './validator-address.js'
+import { decodeBase64 } from '../wire/go-base64.js'
 import { chainPath, type ChainClient } from './client.js'
 
 // CometBFT's consensus data at a height, through the chain's REST gateway

@@ -1,4 +1,5 @@
 import { parseBlockBodyInWorker, type TaskOptions } from './workers.js'
+import { NamedError } from '../named-error.js'
 
 // Parses POST /v1/verify-block bodies in the worker thread (workers.ts), whatever their size:
 // a body at the Cosmos default max_bytes (21 MiB of block, ~28 MiB of JSON) takes ~100 ms of
@@ -6,13 +7,8 @@ import { parseBlockBodyInWorker, type TaskOptions } from './workers.js'
 // Only the header, last commit and validators come back from the worker.
 
 /** A body that is not JSON: answered 400 with the parser's message, as Fastify's own parser does. */
-class BodyJsonError extends Error {
+class BodyJsonError extends NamedError {
   readonly statusCode = 400
-
-  constructor (message: string) {
-    super(message)
-    this.name = 'BodyJsonError'
-  }
 }
 
 export async function parseVerifyBlockBody (body: Buffer, options: TaskOptions): Promise<unknown> {

@@ -1,8 +1,9 @@
-import { decodeBase64 } from '../chain/validator-address.js'
-import { BlockJsonError, decodeBlockJson } from './block-json.js'
-import { commitProblem, type Commit } from './commit.js'
+import { BlockJsonError, decodeBlockJson } from '../cometbft/block-json.js'
+import { ED25519_KEY_SIZE, type Commit } from '../cometbft/types.js'
+import { commitProblem } from '../cometbft/validate-basic.js'
+import { newValidatorSet, ValidatorSetError, type ValidatorInput } from '../cometbft/validator-set.js'
+import { decodeBase64 } from '../wire/go-base64.js'
 import type { Outcome } from './outcome.js'
-import { ED25519_KEY_SIZE, newValidatorSet, ValidatorSetError, type ValidatorInput } from './validator-set.js'
 
 // What a POST /v1/verify-block body says, decoded and checked as CometBFT would before its
 // commit is verified: the block's header and last commit, and the supplied validator set

@@ -3,6 +3,7 @@ import { decompress } from '@confio/ics23/build/compress.js'
 import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
 import { keyPathToKeys } from './key-path.js'
 import { proofLimitProblem } from './proof-limits.js'
+import { NamedError } from '../named-error.js'
 
 // The chain of ICS23 proofs an ABCI store query returns, checked as the Go service checked it
 // (Cosmos SDK rootmulti.DefaultProofRuntime().VerifyValue): "ics23:iavl" proves the value
@@ -21,12 +22,7 @@ export interface ProofOp {
 }
 
 /** A proof that does not verify; the message is the Go runtime's. */
-export class ProofError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'ProofError'
-  }
-}
+export class ProofError extends NamedError {}
 
 // The op types the SDK's default runtime registers, with the spec each one is checked against.
 const SPECS = new Map<string, ics23.IProofSpec>([

@@ -1,4 +1,5 @@
-import { decodeHexGo } from './go-hex.js'
+import { NamedError } from '../named-error.js'
+import { decodeHexGo } from '../wire/go-hex.js'
 
 // A merkle key path, CometBFT's way of naming one key per proof layer: "/inference/<key>",
 // each part URL-path-escaped (or "x:" + hex). The Go service built the path with Go's
@@ -7,12 +8,7 @@ import { decodeHexGo } from './go-hex.js'
 // bytes do) gives the same bytes, and a mismatch the same message, as in Go.
 
 /** A key path the runtime cannot split; the message is CometBFT's. */
-export class KeyPathError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'KeyPathError'
-  }
-}
+export class KeyPathError extends NamedError {}
 
 const HEX_DIGITS = '0123456789ABCDEF'
 

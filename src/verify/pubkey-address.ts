@@ -1,8 +1,8 @@
 import { ripemd160 } from '@noble/hashes/legacy.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bech32 } from '@scure/base'
-import { decodeBase64 } from '../chain/validator-address.js'
-import { decodeHexGo } from './go-hex.js'
+import { decodeBase64 } from '../wire/go-base64.js'
+import { decodeHexGo } from '../wire/go-hex.js'
 
 // The account address of a public key, as the Go service's PubKeyToAddress wrote it:
 // bech32("gonka", RIPEMD-160(SHA-256(key bytes))). The key is read as standard base64 first

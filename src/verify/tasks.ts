@@ -1,8 +1,8 @@
 import { parseClientJson } from './client-json.js'
-import type { Commit } from './commit.js'
+import type { Commit } from '../cometbft/types.js'
 import { ProofError, verifyValue, type ProofOp } from './ics23-proof.js'
 import type { Outcome } from './outcome.js'
-import { newValidatorSet, type ValidatorInput } from './validator-set.js'
+import { newValidatorSet, type ValidatorInput } from '../cometbft/validator-set.js'
 import { verifyCommit } from './verify-commit.js'
 
 // The verify routes' CPU work, each task a function from plain data to an Outcome: parsing a
@@ -46,7 +46,7 @@ export interface CommitTask {
 /** What a commit check found: verified, a set CometBFT would refuse (`invalidSet`), or a commit that does not verify. */
 export type CommitOutcome = Outcome | { readonly ok: false, readonly error: string, readonly invalidSet: true }
 
-/** validator-set.ts and verify-commit.ts's checks; failures carry CometBFT's messages. */
+/** cometbft/validator-set.ts and verify-commit.ts's checks; failures carry CometBFT's messages. */
 export function checkCommit (task: CommitTask): CommitOutcome {
   let set
   try {

@@ -1,7 +1,8 @@
-import { BlockIdFlag, type Commit } from './commit.js'
 import { verifyEd25519 } from './ed25519.js'
-import { PRECOMMIT_TYPE, voteSignBytes } from './sign-bytes.js'
-import type { Validator, ValidatorSet } from './validator-set.js'
+import { PRECOMMIT_TYPE, voteSignBytes } from '../cometbft/sign-bytes.js'
+import { BlockIdFlag, type Commit } from '../cometbft/types.js'
+import type { Validator, ValidatorSet } from '../cometbft/validator-set.js'
+import { NamedError } from '../named-error.js'
 
 // CometBFT's ValidatorSet.VerifyCommit, as the Go service called it for a block at `height`:
 // VerifyCommit(chainID, commit.BlockID, height-1, commit). The commit must have one
@@ -15,12 +16,7 @@ import type { Validator, ValidatorSet } from './validator-set.js'
 // routes run it in a worker thread (workers.ts), never on the event loop.
 
 /** Why the commit does not verify; the message is CometBFT's (the Go service logged it). */
-export class CommitVerificationError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'CommitVerificationError'
-  }
-}
+export class CommitVerificationError extends NamedError {}
 
 export function verifyCommit (chainId: string, commit: Commit, height: bigint, set: ValidatorSet): void {
   const { validators, totalVotingPower } = set

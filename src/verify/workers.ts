@@ -2,6 +2,7 @@ import { Piscina } from 'piscina'
 import type { PreparedBlock, VerifyBlockInput } from './block-input.js'
 import { decodeOutcome, type Outcome } from './outcome.js'
 import type { CommitOutcome, CommitTask, ProofTask } from './tasks.js'
+import { NamedError } from '../named-error.js'
 
 // The worker thread all of the verify routes' CPU work runs in (tasks.ts), so a commit's
 // signatures (13-15 ms for 100 validators on an idle machine, far more on a busy one), a
@@ -34,13 +35,12 @@ export const NICE_INCREMENT = 10
 export const WORKER_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16 } as const
 
 /** A task that ran out of time; its thread was terminated. */
-export class TaskTimeLimitError extends Error {
+export class TaskTimeLimitError extends NamedError {
   readonly timeLimitMs: number
 
   constructor (timeLimitMs: number) {
     super(`the task took longer than ${timeLimitMs} ms`)
     this.timeLimitMs = timeLimitMs
-    this.name = 'TaskTimeLimitError'
   }
 }
 

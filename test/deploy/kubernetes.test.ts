@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
-import { CONFIG_EXAMPLE } from '../fixtures/deploy/compose.js'
 import { KUBERNETES_DIR, type Manifest, checkManifests, contractProblems, imageCommand, kustomizationProblems, loadManifests } from '../fixtures/deploy/kubernetes.js'
 import { schemaProblems, typeProblems } from '../fixtures/deploy/kubernetes-schema.js'
 import { cleanEnv } from '../fixtures/deploy/tools.js'
@@ -61,23 +60,6 @@ t.test('the drain contract holds', async (t) => {
   t.notOk('command' in container(manifests) || 'args' in container(manifests), 'the image\'s own command runs')
   t.same(imageCommand(), { entrypoint: [], cmd: ['node', 'dist/main.js'] }, 'which is node dist/main.js (Dockerfile)')
   t.same(find(manifests, 'Deployment').spec.strategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 })
-})
-
-t.test('the ConfigMap carries every edge-api setting of config.env.example', async (t) => {
-  const example = readFileSync(CONFIG_EXAMPLE, 'utf8').split('# --- compose / router settings ---')[0] as string
-  const keys = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1] as string)
-  t.ok(keys.includes('EDGE_API_SHUTDOWN_BUDGET'), 'the example was read')
-  const data = configData(manifests)
-  // The OTEL_* variables are shown commented out: unset, the exporter's standard defaults would apply.
-  const configMapText = readFileSync(join(KUBERNETES_DIR, 'configmap.yaml'), 'utf8')
-  const commented = new Set([...configMapText.matchAll(/^\s*#\s*(OTEL_[A-Z0-9_]+):/gm)].map((m) => m[1] as string))
-  t.ok(commented.has('OTEL_ENDPOINT'), 'the ConfigMap shows Go\'s OTEL_ENDPOINT')
-  // CHAIN_GRPC_URL is the Go service's fallback for an unset CHAIN_REST_URL, which is set.
-  for (const key of keys.filter((k) => k !== 'CHAIN_GRPC_URL')) {
-    t.ok(key in data || (key.startsWith('OTEL_') && commented.has(key)), `${key} is in configmap.yaml`)
-  }
-  t.equal(data.CHAIN_REST_URL, 'http://node:1317', 'an example chain URL')
-  t.equal(data.EDGE_API_METRICS_PORT, '9464')
 })
 
 t.test('npm test rejects broken manifests', async (t) => {

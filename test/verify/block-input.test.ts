@@ -1,6 +1,6 @@
 import t from 'tap'
 import { prepareBlock } from '../../src/verify/block-input.js'
-import { MAX_TOTAL_VOTING_POWER } from '../../src/verify/validator-set.js'
+import { MAX_TOTAL_VOTING_POWER } from '../../src/cometbft/types.js'
 import { testSigners } from '../fixtures/verify/signed-commit.js'
 
 // Run in the worker thread by the route (test/routes/v1/verify*.test.ts); inline here.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
 import { ADDRESS_PREFIX, pubkeyToAddress } from '../../src/verify/pubkey-address.js'
-import { GoHexError } from '../../src/verify/go-hex.js'
+import { GoHexError } from '../../src/wire/go-hex.js'
 
 // The Go service's test vector (common/queryapi/tests/debug_test.go, from decentralized-api).
 const VECTOR_KEY = 'Au5ZQav3E36PZpGta2xUa8r9xEEo9Biph3fG5i3qaeSG'

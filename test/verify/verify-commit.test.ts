@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import type { Commit } from '../../src/verify/commit.js'
-import { newValidatorSet, type ValidatorSet } from '../../src/verify/validator-set.js'
+import type { Commit } from '../../src/cometbft/types.js'
+import { newValidatorSet, type ValidatorSet } from '../../src/cometbft/validator-set.js'
 import { CommitVerificationError, verifyCommit } from '../../src/verify/verify-commit.js'
 import { FLAG, signedCommit, testSigners, type TestSigner } from '../fixtures/verify/signed-commit.js'
 

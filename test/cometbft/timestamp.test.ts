@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseTimestamp, ZERO_TIME } from '../../src/verify/timestamp.js'
+import { parseTimestamp, ZERO_TIME } from '../../src/cometbft/timestamp.js'
 
 t.test('RFC 3339 to the nanosecond', async (t) => {
   t.same(parseTimestamp('1970-01-01T00:00:00Z'), { seconds: 0, nanos: 0 })

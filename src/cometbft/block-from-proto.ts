@@ -1,6 +1,10 @@
 import { Type, type Static, type TNull, type TString, type TUnion } from 'typebox'
-import { base64OrNull, bytesOf, hexUpper, rfc3339Nano, ZERO_TIME } from '../wire/encoding-json.js'
+import { NamedError } from '../named-error.js'
+import { base64OrNull, bytesOf, hexUpper, rfc3339Nano } from '../wire/encoding-json.js'
 import { Int32, Int64, int64, Nullable, Uint64 } from '../wire/schema.js'
+import { parseTimestamp, ZERO_TIME } from './timestamp.js'
+import { BLOCK_ID_FLAG_NAMES, enumByName, SIGNED_MSG_TYPE_NAMES, type BlockId as BlockIdFields, type CommitSig as CommitSigFields } from './types.js'
+import { blockIdProblem, commitProblem, hashProblem, headerProblem } from './validate-basic.js'
 
 // The block in /v1/epochs/{epoch}/participants, as the newest Go edge-api writes it:
 // comettypes.BlockFromProto(GetBlockByHeight().Block) through encoding/json
@@ -111,24 +115,7 @@ const int = (value: unknown): number => Number(int64(value))
 const orNull = <T> (value: unknown, convert: (value: unknown) => T): T | null => (value === null || value === undefined ? null : convert(value))
 
 /** comettypes.BlockFromProto refused the block: Go then leaves `block` out of the answer. */
-export class InvalidBlockError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'InvalidBlockError'
-  }
-}
-
-const BLOCK_PROTOCOL = 11n // cometbft version.BlockProtocol (v0.38)
-const MAX_CHAIN_ID_LEN = 50
-const ADDRESS_SIZE = 20
-const HASH_SIZE = 32
-const MAX_SIGNATURE_SIZE = 64
-const BLOCK_ID_FLAGS: Readonly<Record<string, number>> = {
-  BLOCK_ID_FLAG_UNKNOWN: 0, BLOCK_ID_FLAG_ABSENT: 1, BLOCK_ID_FLAG_COMMIT: 2, BLOCK_ID_FLAG_NIL: 3
-}
-const SIGNED_MSG_TYPES: Readonly<Record<string, number>> = {
-  SIGNED_MSG_TYPE_UNKNOWN: 0, SIGNED_MSG_TYPE_PREVOTE: 1, SIGNED_MSG_TYPE_PRECOMMIT: 2, SIGNED_MSG_TYPE_PROPOSAL: 32
-}
+export class InvalidBlockError extends NamedError {}
 
 /**
  * The gateway's `block` as Go's comettypes.BlockFromProto + encoding/json writes it. Throws
@@ -170,10 +157,12 @@ function header (value: unknown, validate: boolean): Static<typeof Header> {
     proposer_address: hexUpper(h.proposer_address)
   }
   if (validate) {
-    if (BigInt(out.version.block ?? 0) !== BLOCK_PROTOCOL) throw new InvalidBlockError(`block protocol is incorrect: got: ${out.version.block ?? 0}, want: ${BLOCK_PROTOCOL}`)
-    if (out.chain_id.length > MAX_CHAIN_ID_LEN) throw new InvalidBlockError('chainID is too long')
-    if (BigInt(out.height) <= 0n) throw new InvalidBlockError('zero or negative Height')
-    if (out.proposer_address.length !== ADDRESS_SIZE * 2) throw new InvalidBlockError('invalid ProposerAddress length')
+    refuse(headerProblem({
+      blockProtocol: BigInt(out.version.block ?? 0),
+      chainId: out.chain_id,
+      height: BigInt(out.height),
+      proposerAddress: bytesOf(h.proposer_address)
+    }))
   }
   return out
 }
@@ -186,66 +175,69 @@ function omitZero (version: { block: number | bigint, app: number | bigint }): S
   }
 }
 
-/** A CometBFT hash: empty or 32 bytes (types.ValidateHash), as upper-case hex. */
+/** A validation's problem, if any, as the InvalidBlockError BlockFromProto would return. */
+function refuse (problem: string | undefined): void {
+  if (problem !== undefined) throw new InvalidBlockError(problem)
+}
+
+/** A header hash (types.ValidateHash: empty or 32 bytes), as upper-case hex. */
 function hash (value: unknown, what: string): string {
   const bytes = bytesOf(value)
-  if (bytes.length !== 0 && bytes.length !== HASH_SIZE) throw new InvalidBlockError(`wrong ${what}: expected size to be ${HASH_SIZE} bytes, got ${bytes.length} bytes`)
-  return bytes.toString('hex').toUpperCase()
+  const problem = hashProblem(bytes)
+  if (problem !== undefined) throw new InvalidBlockError(`wrong ${what}: ${problem}`)
+  return hexOf(bytes)
 }
 
-/** BlockIDFromProto: the protojson part_set_header becomes `parts`. */
+/** BlockIDFromProto, with BlockID.ValidateBasic: the protojson part_set_header becomes `parts`. */
 function blockId (value: unknown): Static<typeof BlockID> {
+  const id = blockIdFields(value)
+  refuse(blockIdProblem(id))
+  return { hash: hexOf(id.hash), parts: { total: id.partSetHeader.total, hash: hexOf(id.partSetHeader.hash) } }
+}
+
+function blockIdFields (value: unknown): BlockIdFields {
   const id = obj(value)
   const parts = obj(id.part_set_header)
-  return {
-    hash: hash(id.hash, 'BlockID hash'),
-    parts: { total: int(parts.total), hash: hash(parts.hash, 'PartSetHeader hash') }
-  }
+  return { hash: bytesOf(id.hash), partSetHeader: { total: int(parts.total), hash: bytesOf(parts.hash) } }
 }
 
-/** CommitFromProto, with CommitSig.ValidateBasic and Commit.ValidateBasic. */
+const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex').toUpperCase()
+
+/** CommitFromProto, with Commit.ValidateBasic. */
 function commit (value: unknown): Static<typeof Commit> {
   const c = obj(value)
-  const out: Static<typeof Commit> = {
+  const signatures = list(c.signatures).map(obj)
+  refuse(commitProblem({
+    height: BigInt(int64(c.height)),
+    round: int(c.round),
+    blockId: blockIdFields(c.block_id),
+    signatures: signatures.map(commitSigFields)
+  }))
+  return {
     height: int64(c.height),
     round: int(c.round),
     block_id: blockId(c.block_id),
-    signatures: list(c.signatures).map(commitSig)
+    signatures: signatures.map((s) => ({
+      block_id_flag: enumNumber(s.block_id_flag, BLOCK_ID_FLAG_NAMES),
+      validator_address: hexUpper(s.validator_address),
+      timestamp: rfc3339Nano(s.timestamp),
+      signature: base64OrNull(s.signature)
+    }))
   }
-  if (BigInt(out.height) < 0n || out.round < 0) throw new InvalidBlockError('negative commit Height or Round')
-  if (BigInt(out.height) >= 1n) {
-    if (out.block_id.hash === '' && out.block_id.parts.total === 0 && out.block_id.parts.hash === '') throw new InvalidBlockError('commit cannot be for nil block')
-    if (out.signatures.length === 0) throw new InvalidBlockError('no signatures in commit')
-  }
-  return out
 }
 
-function commitSig (value: unknown): Static<typeof CommitSig> {
-  const s = obj(value)
-  const flag = enumNumber(s.block_id_flag, BLOCK_ID_FLAGS)
-  const out = {
-    block_id_flag: flag,
-    validator_address: hexUpper(s.validator_address),
-    timestamp: rfc3339Nano(s.timestamp),
-    signature: base64OrNull(s.signature)
+/** A protojson CommitSig as CometBFT holds it; an absent or unreadable time is Go's zero time (as rfc3339Nano). */
+function commitSigFields (s: Obj): CommitSigFields {
+  return {
+    blockIdFlag: enumNumber(s.block_id_flag, BLOCK_ID_FLAG_NAMES),
+    validatorAddress: bytesOf(s.validator_address),
+    timestamp: (typeof s.timestamp === 'string' ? parseTimestamp(s.timestamp) : undefined) ?? ZERO_TIME,
+    signature: bytesOf(s.signature)
   }
-  const signatureSize = bytesOf(s.signature).length
-  if (flag === 1) {
-    if (out.validator_address !== '' || out.timestamp !== ZERO_TIME || signatureSize !== 0) throw new InvalidBlockError('absent CommitSig carries data')
-  } else if (flag === 2 || flag === 3) {
-    if (out.validator_address.length !== ADDRESS_SIZE * 2) throw new InvalidBlockError('wrong CommitSig ValidatorAddress size')
-    if (signatureSize === 0 || signatureSize > MAX_SIGNATURE_SIZE) throw new InvalidBlockError('CommitSig signature missing or too big')
-  } else {
-    throw new InvalidBlockError(`unknown BlockIDFlag: ${flag}`)
-  }
-  return out
 }
 
 /** A protojson enum (its name, or a number for a value the gateway does not know) as its number. */
-function enumNumber (value: unknown, names: Readonly<Record<string, number>>): number {
-  if (typeof value === 'string' && Object.hasOwn(names, value)) return names[value] as number
-  return int(value)
-}
+const enumNumber = (value: unknown, names: Readonly<Record<string, number>>): number => enumByName(value, names) ?? int(value)
 
 function evidence (value: unknown): Static<typeof Evidence> {
   const e = obj(value)
@@ -275,7 +267,7 @@ function evidence (value: unknown): Static<typeof Evidence> {
 function vote (value: unknown): Static<typeof Vote> {
   const v = obj(value)
   return {
-    type: enumNumber(v.type, SIGNED_MSG_TYPES),
+    type: enumNumber(v.type, SIGNED_MSG_TYPE_NAMES),
     height: int64(v.height),
     round: int(v.round),
     block_id: blockId(v.block_id),

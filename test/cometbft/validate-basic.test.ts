@@ -1,6 +1,7 @@
 import t from 'tap'
-import { BlockIdFlag, commitProblem, type Commit, type CommitSig } from '../../src/verify/commit.js'
-import { ZERO_TIME } from '../../src/verify/timestamp.js'
+import { BlockIdFlag, type Commit, type CommitSig } from '../../src/cometbft/types.js'
+import { blockIdProblem, commitProblem, hashProblem, headerProblem } from '../../src/cometbft/validate-basic.js'
+import { ZERO_TIME } from '../../src/cometbft/timestamp.js'
 
 const hash = new Uint8Array(32).fill(1)
 const sig: CommitSig = { blockIdFlag: BlockIdFlag.Commit, validatorAddress: new Uint8Array(20), timestamp: { seconds: 1, nanos: 0 }, signature: new Uint8Array(64) }
@@ -32,4 +33,25 @@ t.test('CometBFT\'s CommitFromProto checks, in its order and words', async (t) =
     ['no signatures', { ...commit, signatures: [] }, 'no signatures in commit']
   ]
   for (const [name, c, message] of cases) t.equal(commitProblem(c), message, name)
+})
+
+t.test('Header.ValidateBasic\'s own checks, in its order and words', async (t) => {
+  const header = { blockProtocol: 11n, chainId: 'c'.repeat(50), height: 1n, proposerAddress: new Uint8Array(20) }
+  t.equal(headerProblem(header), undefined, 'a 50-character chain id and height 1 pass')
+  const cases: Array<[string, Partial<typeof header>, string]> = [
+    ['another block protocol', { blockProtocol: 10n, chainId: 'c'.repeat(51) }, 'block protocol is incorrect: got: 10, want: 11'],
+    ['a chain id over 50 characters', { chainId: 'c'.repeat(51), height: 0n }, 'chainID is too long; got: 51, max: 50'],
+    ['height 0', { height: 0n, proposerAddress: new Uint8Array() }, 'zero or negative Height'],
+    ['a negative height', { height: -1n }, 'zero or negative Height'],
+    ['a short proposer address', { proposerAddress: new Uint8Array(19) }, 'invalid ProposerAddress length; got: 19, expected: 20']
+  ]
+  for (const [name, fields, message] of cases) t.equal(headerProblem({ ...header, ...fields }), message, name)
+})
+
+t.test('hashes are empty or 32 bytes (types.ValidateHash), in a block id too', async (t) => {
+  t.equal(hashProblem(new Uint8Array()), undefined)
+  t.equal(hashProblem(hash), undefined)
+  t.equal(hashProblem(new Uint8Array(33)), 'expected size to be 32 bytes, got 33 bytes')
+  t.equal(blockIdProblem({ hash, partSetHeader: { total: 1, hash } }), undefined)
+  t.equal(blockIdProblem({ hash: new Uint8Array(1), partSetHeader: { total: 1, hash: new Uint8Array(1) } }), 'wrong Hash: expected size to be 32 bytes, got 1 bytes', 'the part set hash is checked first')
 })

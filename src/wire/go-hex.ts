@@ -2,13 +2,10 @@
 // answers ("Error decoding app hash: encoding/hex: invalid byte: U+0067 'g'"), and clients
 // that match on them keep working.
 
+import { NamedError } from '../named-error.js'
+
 /** A string Go's hex.DecodeString rejects; the message is Go's. */
-export class GoHexError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'GoHexError'
-  }
-}
+export class GoHexError extends NamedError {}
 
 /** Bytes of a hex string (either case), exactly as Go decodes it, or a GoHexError. */
 export function decodeHexGo (text: string): Uint8Array {

@@ -1,8 +1,8 @@
-import { decodeBase64 } from '../chain/validator-address.js'
-import { BlockIdFlag, type BlockWithCommit, type Commit, type CommitSig } from './commit.js'
-import { decodeHexGo } from './go-hex.js'
-import type { BlockId } from './sign-bytes.js'
+import { NamedError } from '../named-error.js'
+import { decodeBase64 } from '../wire/go-base64.js'
+import { decodeHexGo } from '../wire/go-hex.js'
 import { parseTimestamp, ZERO_TIME, type Timestamp } from './timestamp.js'
+import { BLOCK_ID_FLAG_NAMES, enumByName, type BlockId, type BlockWithCommit, type Commit, type CommitSig } from './types.js'
 
 // A block's header and last commit read from JSON, in either of the two encodings a client
 // or the chain gives:
@@ -18,22 +18,10 @@ import { parseTimestamp, ZERO_TIME, type Timestamp } from './timestamp.js'
 // JSON numbers or decimal strings in both. Only what commit verification needs is read.
 
 /** A block that cannot be read; the message names the field. */
-export class BlockJsonError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'BlockJsonError'
-  }
-}
+export class BlockJsonError extends NamedError {}
 
 type Json = Record<string, unknown>
 type Encoding = 'protojson' | 'cometbft'
-
-const FLAG_NAMES: Readonly<Record<string, number>> = {
-  BLOCK_ID_FLAG_UNKNOWN: 0,
-  BLOCK_ID_FLAG_ABSENT: BlockIdFlag.Absent,
-  BLOCK_ID_FLAG_COMMIT: BlockIdFlag.Commit,
-  BLOCK_ID_FLAG_NIL: BlockIdFlag.Nil
-}
 
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
@@ -110,8 +98,7 @@ function integer (value: unknown, path: string, min: number, max: number): numbe
 }
 
 function flag (value: unknown, path: string): number {
-  if (typeof value === 'string' && Object.hasOwn(FLAG_NAMES, value)) return FLAG_NAMES[value] as number
-  return integer(value, path, 0, 255)
+  return enumByName(value, BLOCK_ID_FLAG_NAMES) ?? integer(value, path, 0, 255)
 }
 
 function timestamp (value: unknown, path: string): Timestamp {

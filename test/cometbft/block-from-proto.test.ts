@@ -1,5 +1,5 @@
 import t from 'tap'
-import { cometBlockFromGateway, cometProofOpsFromGateway, InvalidBlockError } from '../../src/chain/cometbft-block.js'
+import { cometBlockFromGateway, cometProofOpsFromGateway, InvalidBlockError } from '../../src/cometbft/block-from-proto.js'
 
 const b64 = (bytes: Buffer | string): string => Buffer.from(bytes).toString('base64')
 const hash = (fill: number): string => b64(Buffer.alloc(32, fill))

@@ -1,14 +1,12 @@
-import { sha256 } from '@noble/hashes/sha2.js'
+import { NamedError } from '../named-error.js'
+import { consensusAddressBytes } from './address.js'
+import { ED25519_KEY_SIZE, MAX_TOTAL_VOTING_POWER } from './types.js'
 
 // A CometBFT validator set as types.NewValidatorSet builds it: addresses from the keys, the
 // same refusals (duplicates, negative or zero power, a total over the cap), and the order a
 // commit's signatures follow: voting power descending, then address ascending
 // (ValidatorsByVotingPower). Powers are bigint: CometBFT's are int64, and the cap (2^63-1)/8
 // is far beyond 2^53.
-
-/** CometBFT's MaxTotalVotingPower: int64 max / 8, so priorities never overflow. */
-export const MAX_TOTAL_VOTING_POWER = (2n ** 63n - 1n) / 8n
-export const ED25519_KEY_SIZE = 32
 
 export interface ValidatorInput {
   /** Raw ed25519 public key, 32 bytes. */
@@ -28,17 +26,12 @@ export interface ValidatorSet {
 }
 
 /** A set CometBFT would refuse to build; the message is CometBFT's. */
-export class ValidatorSetError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'ValidatorSetError'
-  }
-}
+export class ValidatorSetError extends NamedError {}
 
 export function newValidatorSet (inputs: readonly ValidatorInput[]): ValidatorSet {
   const byAddress = inputs.map((v) => {
     if (v.pubKey.length !== ED25519_KEY_SIZE) throw new ValidatorSetError('pubkey is incorrect size')
-    return { ...v, address: sha256(v.pubKey).subarray(0, 20) }
+    return { ...v, address: consensusAddressBytes(v.pubKey) }
   }).sort((a, b) => Buffer.compare(a.address, b.address))
 
   const zero: Validator[] = []

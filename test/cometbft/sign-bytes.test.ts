@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import t from 'tap'
-import { isZeroBlockId, PRECOMMIT_TYPE, voteSignBytes, type CanonicalVote } from '../../src/verify/sign-bytes.js'
-import { parseTimestamp, ZERO_TIME, type Timestamp } from '../../src/verify/timestamp.js'
+import { PRECOMMIT_TYPE, voteSignBytes, type CanonicalVote } from '../../src/cometbft/sign-bytes.js'
+import { isZeroBlockId } from '../../src/cometbft/types.js'
+import { parseTimestamp, ZERO_TIME, type Timestamp } from '../../src/cometbft/timestamp.js'
 
 const ZERO_ID = { hash: new Uint8Array(), partSetHeader: { total: 0, hash: new Uint8Array() } }
 const vote = (v: Partial<CanonicalVote>): CanonicalVote => ({ type: 0, height: 0n, round: 0, blockId: undefined, timestamp: ZERO_TIME, chainId: '', ...v })

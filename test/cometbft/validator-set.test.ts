@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { MAX_TOTAL_VOTING_POWER, newValidatorSet, ValidatorSetError } from '../../src/verify/validator-set.js'
+import { MAX_TOTAL_VOTING_POWER } from '../../src/cometbft/types.js'
+import { newValidatorSet, ValidatorSetError } from '../../src/cometbft/validator-set.js'
 
 const key = (name: string): Uint8Array => createHash('sha256').update(name).digest()
 const address = (pubKey: Uint8Array): string => createHash('sha256').update(pubKey).digest().subarray(0, 20).toString('hex').toUpperCase()

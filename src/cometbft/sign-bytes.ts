@@ -1,5 +1,6 @@
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire'
 import type { Timestamp } from './timestamp.js'
+import { isZeroBlockId, SignedMsgType, type BlockId } from './types.js'
 
 // What a CometBFT validator signs for a vote (types.VoteSignBytes): a CanonicalVote,
 // protobuf-encoded as gogoproto marshals it and prefixed with its uvarint length.
@@ -16,19 +17,9 @@ import type { Timestamp } from './timestamp.js'
 //   message CanonicalPartSetHeader { uint32 total = 1; bytes hash = 2; }
 //
 // proto3 leaves zero scalars out (a round-0 vote has no round field). Checked against
-// CometBFT's TestVoteSignBytesTestVectors and a real commit in test/verify/sign-bytes.test.ts.
+// CometBFT's TestVoteSignBytesTestVectors and a real commit in test/cometbft/sign-bytes.test.ts.
 
-export const PRECOMMIT_TYPE = 2
-
-export interface PartSetHeader {
-  readonly total: number
-  readonly hash: Uint8Array
-}
-
-export interface BlockId {
-  readonly hash: Uint8Array
-  readonly partSetHeader: PartSetHeader
-}
+export const PRECOMMIT_TYPE = SignedMsgType.Precommit
 
 export interface CanonicalVote {
   readonly type: number
@@ -38,11 +29,6 @@ export interface CanonicalVote {
   readonly blockId: BlockId | undefined
   readonly timestamp: Timestamp
   readonly chainId: string
-}
-
-/** A BlockID with no hash and an empty part set header: what nil and absent votes are for. */
-export function isZeroBlockId (id: BlockId): boolean {
-  return id.hash.length === 0 && id.partSetHeader.total === 0 && id.partSetHeader.hash.length === 0
 }
 
 export function voteSignBytes (vote: CanonicalVote): Uint8Array {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decodeHexGo, GoHexError } from '../../src/verify/go-hex.js'
+import { decodeHexGo, GoHexError } from '../../src/wire/go-hex.js'
 
 t.test('decodes hex in either case, as Go does', async (t) => {
   t.same(decodeHexGo('00ff7Fa0'), Uint8Array.of(0x00, 0xff, 0x7f, 0xa0))
