@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ChainClient, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTracer } from '../../src/chain/client.js'
+import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTracer } from '../../src/chain/client.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import type { NodeLog } from '../../src/chain/nodes.js'
@@ -8,6 +8,8 @@ import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simu
 import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
 import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
+import { CLIENT, OtlpReceiver } from '../fixtures/otlp-receiver.js'
+import { startTracedService } from '../fixtures/traced-service.js'
 
 // Hedged chain reads (docs/hedged-reads.md) against real chain simulators. The hedge delay and
 // the budget's window run on a ManualClock: a hedge goes exactly when the test moves the clock
@@ -380,4 +382,30 @@ t.test('no hedge for a read that is being aborted (shutdown)', async (t) => {
   await clock.advance(UNKNOWN_DELAY)
   t.type(await answer, ChainUnavailableError)
   t.same([seen.hedges, seen.skipped, b.count(READ)], [[], [], 0])
+})
+
+t.test('the service: a node that hangs costs no client an error and none the chain timeout; hedges are counted and traced', async (t) => {
+  const [a, b] = [await startChainSimulator(), await startChainSimulator()]
+  t.teardown(async () => { await a.close(); await b.close() })
+  const receiver = await OtlpReceiver.http()
+  t.teardown(async () => receiver.close())
+  const { origin, service } = await startTracedService(t, [a.url, b.url], receiver, { EDGE_API_CHAIN_TIMEOUT: '5s' })
+  a.hang(NODE_INFO_PATH)
+  const answers: Array<[number, number]> = []
+  for (let i = 0; i < 6; i++) {
+    const sent = performance.now()
+    const res = await fetch(`${origin}/v1/versions`)
+    await res.arrayBuffer()
+    answers.push([res.status, performance.now() - sent])
+  }
+  t.same(answers.map(([status]) => status), [200, 200, 200, 200, 200, 200], '0 client errors')
+  t.ok(answers.every(([, took]) => took < 5000), `none waited for the 5 s chain timeout (${answers.map(([, took]) => Math.round(took)).join(', ')} ms)`)
+  t.same(service.chain.nodesUp, [false, true], 'overtaken three times in a row: skipped as down')
+  const metrics = await service.metrics?.scrape() as string
+  t.match(metrics, /edge_api_chain_hedges_total\{result="won"\} 3\n/)
+  const spans = await receiver.waitFor((s) => s.some((span) => span.attributes['edge_api.chain.hedge'] === true), 'a hedge span')
+  const hedge = spans.find((span) => span.attributes['edge_api.chain.hedge'] === true)
+  t.match(hedge, { kind: CLIENT, attributes: { 'edge_api.chain.node': 2, 'edge_api.chain.attempt': 2, 'edge_api.chain.outcome': 'ok' } }, 'the hedge: a client span of its own')
+  const first = await receiver.waitFor((s) => s.some((span) => span.attributes['edge_api.chain.outcome'] === 'abandoned'), 'the abandoned attempt\'s span')
+  t.match(first.find((span) => span.attributes['edge_api.chain.outcome'] === 'abandoned'), { kind: CLIENT, attributes: { 'edge_api.chain.node': 1, 'edge_api.chain.attempt': 1 } })
 })
