@@ -15,6 +15,7 @@ import { round } from './lib/stats.js'
 import { chainRead } from './suites/chain-read.js'
 import type { Context } from './suites/context.js'
 import { fanout } from './suites/fanout.js'
+import { hedging } from './suites/hedging.js'
 import { lifecycle } from './suites/lifecycle.js'
 import { memory } from './suites/memory.js'
 import { metrics } from './suites/metrics.js'
@@ -28,9 +29,9 @@ import { verify } from './suites/verify.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

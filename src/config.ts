@@ -38,6 +38,10 @@ export const SETTINGS = {
   EDGE_API_HEAD_MAX_AGE: { default: '1s' },
   /** The event-loop delay /v1's load shedding holds the replica at under overload; 0 = none. */
   EDGE_API_SHED_DELAY: { default: '20ms' },
+  /** Hedged chain reads: at most this share of reads gets a second attempt on another node; off = none. */
+  EDGE_API_HEDGE: { default: '10%' },
+  /** The shortest a read waits for its node before it is hedged. */
+  EDGE_API_HEDGE_MIN_DELAY: { default: '50ms' },
   EDGE_API_LOG_LEVEL: { default: 'info' },
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
   EDGE_API_METRICS_PORT: { default: '9464' },
@@ -78,6 +82,10 @@ export const MAX_HEAD_MAX_AGE_MS = 60_000
 // and sheds a replica that keeps up; beyond 10 s no client is still waiting.
 export const MIN_SHED_DELAY_MS = 5
 export const MAX_SHED_DELAY_MS = 10_000
+// Hedges beyond half of the reads would be a second copy of the traffic, not a hedge.
+export const MAX_HEDGE_PERCENT = 50
+// A hedge later than this rescues nothing the chain timeout would not (the delay is capped at 1 s anyway).
+export const MAX_HEDGE_MIN_DELAY_MS = 10_000
 
 export interface Config {
   /** The nodes of one chain, in the order given; at least one. */
@@ -98,6 +106,10 @@ export interface Config {
   readonly headMaxAgeMs: number
   /** The event-loop delay, ms, that /v1's load shedding holds the replica at under overload; 0 = no delay-based shedding. */
   readonly shedDelayMs: number
+  /** The most reads hedged, as a share of reads (0–0.5); 0 = no hedging. */
+  readonly hedgeBudget: number
+  /** The shortest a read waits for its node before it is hedged. */
+  readonly hedgeMinDelayMs: number
   readonly logLevel: LogLevel
   /** Serve the four optional verify/debug routes; otherwise they answer 403. */
   readonly exposeOptionalRoutes: boolean
@@ -169,6 +181,12 @@ export function loadConfig (env: Env): Config {
     throw invalid('EDGE_API_CACHE_SIZE', `must be a number of bytes with an optional KiB or MiB suffix (example: 64MiB), at most ${formatByteSize(MAX_CACHE_SIZE)}, or 0 for no answer cache`)
   }
 
+  const hedge = read('EDGE_API_HEDGE') as string
+  const percent = /^\d{1,2}(\.\d{1,2})?%$/.test(hedge) ? Number(hedge.slice(0, -1)) : NaN
+  if (hedge !== 'off' && !(percent > 0 && percent <= MAX_HEDGE_PERCENT)) {
+    throw invalid('EDGE_API_HEDGE', `must be the most reads hedged as a percentage above 0 and at most ${MAX_HEDGE_PERCENT}% (example: 10%), or off`)
+  }
+
   return {
     chainRestUrls,
     port: integer('EDGE_API_PORT', 0, 65535),
@@ -187,6 +205,8 @@ export function loadConfig (env: Env): Config {
     maxNodeLag: integer('EDGE_API_MAX_NODE_LAG', 0, MAX_NODE_LAG),
     headMaxAgeMs: duration('EDGE_API_HEAD_MAX_AGE', (ms) => ms > 0 && ms <= MAX_HEAD_MAX_AGE_MS ? undefined : `must be greater than 0 and at most ${formatDuration(MAX_HEAD_MAX_AGE_MS)}`),
     shedDelayMs: duration('EDGE_API_SHED_DELAY', (ms) => ms === 0 || (ms >= MIN_SHED_DELAY_MS && ms <= MAX_SHED_DELAY_MS) ? undefined : `must be 0 (no delay-based shedding) or from ${formatDuration(MIN_SHED_DELAY_MS)} to ${formatDuration(MAX_SHED_DELAY_MS)}`),
+    hedgeBudget: hedge === 'off' ? 0 : percent / 100,
+    hedgeMinDelayMs: duration('EDGE_API_HEDGE_MIN_DELAY', (ms) => ms > 0 && ms <= MAX_HEDGE_MIN_DELAY_MS ? undefined : `must be greater than 0 and at most ${formatDuration(MAX_HEDGE_MIN_DELAY_MS)}`),
     logLevel,
     exposeOptionalRoutes: boolean('EDGE_API_EXPOSE_OPTIONAL_ROUTES'),
     metricsPort,

@@ -85,6 +85,8 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     log: options.logger,
     observer: metrics,
     tracer: tracing?.chain,
+    // Asked only when a read is hedged: the app below serves them, so it exists by then.
+    hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding: () => app.shedding.active },
     ...options.chain
   })
   // The cache is no readiness dependency: it only ever answers what the chain answered.

@@ -30,6 +30,8 @@ t.test('defaults', async (t) => {
     maxNodeLag: 2,
     headMaxAgeMs: 1000,
     shedDelayMs: 20,
+    hedgeBudget: 0.1,
+    hedgeMinDelayMs: 50,
     logLevel: 'info',
     exposeOptionalRoutes: false,
     metricsPort: 9464,
@@ -139,6 +141,20 @@ t.test('malformed or out-of-range values refuse to boot, naming the variable and
     ['EDGE_API_LOG_LEVEL', 'verbose', /^EDGE_API_LOG_LEVEL="verbose" is invalid: must be one of fatal, error, warn, info, debug, trace, silent$/]
   ]
   for (const [key, value, message] of cases) refusal(t, { ...base, [key]: value }, key, message)
+})
+
+t.test('hedging: a percentage of reads up to 50%, or off; its floor a duration up to 10s', async (t) => {
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE: 'off' }).hedgeBudget, 0)
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE: '5%' }).hedgeBudget, 0.05)
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE: '50%' }).hedgeBudget, 0.5)
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE: '0.5%' }).hedgeBudget, 0.005)
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE_MIN_DELAY: '200ms' }).hedgeMinDelayMs, 200)
+  t.equal(loadConfig({ ...base, EDGE_API_HEDGE_MIN_DELAY: '10s' }).hedgeMinDelayMs, 10_000)
+  const allowed = /^EDGE_API_HEDGE="[^"]*" is invalid: must be the most reads hedged as a percentage above 0 and at most 50% \(example: 10%\), or off$/
+  for (const value of ['0%', '51%', '10', '0.1', 'on', 'true', '100%', '-5%']) refusal(t, { ...base, EDGE_API_HEDGE: value }, 'EDGE_API_HEDGE', allowed)
+  refusal(t, { ...base, EDGE_API_HEDGE_MIN_DELAY: '0' }, 'EDGE_API_HEDGE_MIN_DELAY', /^EDGE_API_HEDGE_MIN_DELAY="0" is invalid: must be greater than 0 and at most 10s$/)
+  refusal(t, { ...base, EDGE_API_HEDGE_MIN_DELAY: '11s' }, 'EDGE_API_HEDGE_MIN_DELAY', /at most 10s/)
+  refusal(t, { ...base, EDGE_API_HEDGE_MIN_DELAY: '50' }, 'EDGE_API_HEDGE_MIN_DELAY', /must be a duration/)
 })
 
 t.test('EDGE_API_CHAIN_MAX_RESPONSE takes bytes, KiB or MiB', async (t) => {

@@ -9,5 +9,6 @@ serveCommands({ url: sim.url, pid: process.pid }, {
   count: ({ prefix }: { prefix?: string }) => sim.count(prefix),
   reset: () => { sim.resetCounts() },
   latency: ({ ms, prefix }: { ms: number, prefix?: string }) => { sim.latency(ms, prefix) },
+  slow: ({ ms, every, prefix }: { ms: number, every: number, prefix?: string }) => { sim.slow(ms, every, prefix) },
   clear: () => { sim.clearFaults() }
 })

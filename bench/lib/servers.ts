@@ -22,6 +22,8 @@ export interface SimHandle {
   count (prefix?: string): Promise<number>
   reset (): Promise<void>
   latency (ms: number, prefix?: string): Promise<void>
+  /** Adds `ms` to 1 in `every` answers under `prefix`. */
+  slow (ms: number, every: number, prefix?: string): Promise<void>
   clear (): Promise<void>
   stop (): Promise<void>
 }
@@ -33,6 +35,7 @@ export async function startSim (): Promise<SimHandle> {
     count: (prefix) => child.call<number>('count', { prefix }),
     reset: () => child.call('reset'),
     latency: (ms, prefix) => child.call('latency', { ms, prefix }),
+    slow: (ms, every, prefix) => child.call('slow', { ms, every, prefix }),
     clear: () => child.call('clear'),
     stop: () => child.stop()
   }

@@ -11,6 +11,8 @@ import {
   type HttpError
 } from '../errors.js'
 import { formatDuration } from '../duration.js'
+import type { Clock } from './clock.js'
+import { Hedging, type HedgeResult, type HedgeSkip } from './hedging.js'
 import { answeredHeight, ChainHeads, HEIGHT_HEADER, isUnservableHeight } from './heights.js'
 import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
 
@@ -29,21 +31,31 @@ export interface ChainReader {
   get (path: string, query?: Query): Promise<unknown>
 }
 
-/** How one exchange with one node ended (a metrics label: few values, never an address). */
-export type ChainOutcome = 'ok' | 'gateway_error' | 'height_unavailable' | 'timeout' | 'unavailable' | 'too_large' | 'bad_answer' | 'aborted'
+/**
+ * How one exchange with one node ended (a metrics label: few values, never an address);
+ * `abandoned`: the other attempt of a hedged read answered first, this one was aborted.
+ */
+export type ChainOutcome = 'ok' | 'gateway_error' | 'height_unavailable' | 'timeout' | 'unavailable' | 'too_large' | 'bad_answer' | 'aborted' | 'abandoned'
 
 /** Told of every exchange with a node (reads, their failover attempts and probes): src/metrics/ counts them. */
 export interface ChainObserver {
   /** `node` is the node's 1-based position in CHAIN_REST_URL, as /readyz names it ("node 1"). */
   exchange (node: number, outcome: ChainOutcome, seconds: number): void
+  /** A hedge was sent and ended so (docs/hedged-reads.md). */
+  hedged? (result: HedgeResult): void
+  /** A hedge was due and not sent, for this reason. */
+  hedgeSkipped? (reason: HedgeSkip): void
 }
 
 const NO_OBSERVER: ChainObserver = { exchange: () => {} }
 
 /** Traces each exchange with a node (src/tracing/); absent when tracing is off. */
 export interface ChainTracer {
-  /** An exchange is about to be sent: the headers to send with it (traceparent), and its end; undefined when it is not traced. */
-  exchange (node: number, path: string, attempt: number): TracedExchange | undefined
+  /**
+   * An exchange is about to be sent: the headers to send with it (traceparent), and its end;
+   * undefined when it is not traced. `hedge`: it is a hedged read's second attempt.
+   */
+  exchange (node: number, path: string, attempt: number, hedge?: boolean): TracedExchange | undefined
 }
 
 export interface TracedExchange {
@@ -81,7 +93,30 @@ export interface ChainClientOptions {
   readonly maxNodeLag?: number
   /** The oldest a known head may be when a latest-state read starts; older, the nodes are asked. @default 1 s */
   readonly headMaxAgeMs?: number
+  /** Hedged reads (docs/hedged-reads.md); off when absent, and with a single node. @default off */
+  readonly hedging?: HedgingSettings
+  /** The clock of the node set's probe backoff and of hedging. @default performance.now() and setTimeout */
+  readonly clock?: Clock
 }
+
+export interface HedgingSettings {
+  /** Hedges at most this share of reads over the window (EDGE_API_HEDGE); 0: no hedging. */
+  readonly budget: number
+  /** The shortest delay before a hedge (EDGE_API_HEDGE_MIN_DELAY). */
+  readonly minDelayMs: number
+  /** The longest. @default MAX_HEDGE_DELAY_MS, and never beyond half the chain timeout */
+  readonly maxDelayMs?: number
+  /** The budget's window. @default 10 s */
+  readonly windowMs?: number
+  /** Whether the replica is shedding requests: no hedges meanwhile. @default never */
+  readonly shedding?: () => boolean
+}
+
+/**
+ * The longest a read waits before it is hedged, however slow its node has been: a gateway
+ * answers most reads in milliseconds, and a hedge later than this would rescue little.
+ */
+export const MAX_HEDGE_DELAY_MS = 1000
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
 const REPROBE_TIMEOUT_MS = 2000
@@ -135,6 +170,17 @@ type Outcome =
   | { readonly ok: true, readonly value: unknown, readonly height?: number | undefined }
   | { readonly ok: false, readonly error: HttpError, readonly tryNext: boolean }
 
+/** The abort reason of a hedged read's attempt that lost the race. */
+const ABANDONED = new Error('the other attempt of this hedged read answered first')
+
+/** One attempt of a read on one node, abortable on its own (the loser of a hedged read). */
+interface Attempt {
+  readonly node: ChainNode
+  readonly hedge: boolean
+  readonly controller: AbortController
+  readonly ended: Promise<{ readonly attempt: Attempt, readonly outcome: Outcome }>
+}
+
 /**
  * Reads JSON from the chain's REST gateway. Bounded (p-limit + a bounded queue), timed out,
  * size-capped, abortable as a whole at shutdown, and coalescing: concurrent identical reads
@@ -158,6 +204,10 @@ export class ChainClient implements ChainReader {
   readonly #inFlight = new Set<AbortController>()
   readonly #observer: ChainObserver
   readonly #tracer: ChainTracer | undefined
+  readonly #hedging: Hedging | undefined
+  readonly #shedding: () => boolean
+  /** Reads that are not hedged (the optional verify routes' heavy reads, see consensus.ts). */
+  readonly unhedged: ChainReader
 
   constructor (options: ChainClientOptions) {
     const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
@@ -183,8 +233,23 @@ export class ChainClient implements ChainReader {
       },
       probe: (node) => this.probe(NODE_INFO_PATH, REPROBE_TIMEOUT_MS, node.index),
       log: options.log,
-      backoff: options.nodeBackoff
+      backoff: options.nodeBackoff,
+      clock: options.clock
     })
+    const hedging = options.hedging
+    // A single node has nobody to hedge to.
+    this.#hedging = hedging === undefined || hedging.budget <= 0 || urls.length < 2
+      ? undefined
+      : new Hedging({
+        budget: hedging.budget,
+        minDelayMs: hedging.minDelayMs,
+        maxDelayMs: Math.min(hedging.maxDelayMs ?? MAX_HEDGE_DELAY_MS, options.timeoutMs / 2),
+        nodeCount: urls.length,
+        windowMs: hedging.windowMs,
+        clock: options.clock
+      })
+    this.#shedding = hedging?.shedding ?? (() => false)
+    this.unhedged = { height: undefined, get: async (path, query = {}) => (await this.#answer(path, query, undefined, false, false)).value }
     this.heads = new ChainHeads({
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,
@@ -205,7 +270,7 @@ export class ChainClient implements ChainReader {
    * at `height` when given (x-cosmos-block-height), from a node that is not lagging.
    */
   async get (path: string, query: Query = {}, height?: number): Promise<unknown> {
-    return (await this.#answer(path, query, height, false)).value
+    return (await this.#answer(path, query, height, false, true)).value
   }
 
   /** A reader whose every read is pinned to `height`. */
@@ -233,20 +298,22 @@ export class ChainClient implements ChainReader {
    * with the height it was answered at, raised to the served height if the node was behind it.
    */
   async readLatest (path: string, query: Query = {}): Promise<Answer> {
-    const answer = await this.#answer(path, query, undefined, true)
+    const answer = await this.#answer(path, query, undefined, true, true)
     if (answer.height === undefined) return answer
     const served = this.heads.serve(answer.height)
     if (served === answer.height) return answer
     return { value: await this.get(path, query, served), height: served }
   }
 
-  #answer (path: string, query: Query, height: number | undefined, latest: boolean): Promise<Answer> {
+  #answer (path: string, query: Query, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
     const target = path + queryString(query)
-    if (!this.#coalesce) return this.#limited(target, height, latest)
-    const key = `${height ?? (latest ? 'latest' : '')} ${target}`
+    if (!this.#coalesce) return this.#limited(target, height, latest, hedged)
+    // One upstream read, hedged at most once, however many share it; an unhedged read never
+    // joins a hedged one.
+    const key = `${hedged ? '' : '!'}${height ?? (latest ? 'latest' : '')} ${target}`
     const shared = this.#pending.get(key)
     if (shared !== undefined) return shared
-    const request = this.#limited(target, height, latest).finally(() => this.#pending.delete(key))
+    const request = this.#limited(target, height, latest, hedged).finally(() => this.#pending.delete(key))
     this.#pending.set(key, request)
     return request
   }
@@ -300,41 +367,136 @@ export class ChainClient implements ChainReader {
     }))
   }
 
-  #limited (target: string, height: number | undefined, latest: boolean): Promise<Answer> {
+  #limited (target: string, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
     // Counted as admitted work, not p-limit's pendingCount alone: a request that has a free
     // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
     const admitted = this.#limit.activeCount + this.#limit.pendingCount
     if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
-    return this.#limit(() => this.#read(target, height, latest))
+    return this.#limit(() => this.#read(target, height, latest, hedged))
   }
 
   /**
    * One read: the preferred node, then at once the next one while a node fails to connect,
    * drops the connection or cannot serve the height. A latest-state read (pinned, or at the
    * node's latest) skips lagging nodes; a pinned one tries first the nodes known to have its height.
+   * With hedging, a node that has not answered after its delay gets a second attempt on
+   * another node, at the same height; the first answer wins and the other is aborted.
    */
-  async #read (target: string, height: number | undefined, latest: boolean): Promise<Answer> {
+  async #read (target: string, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
     const outcome = await this.#deadline(this.#timeoutMs, async (signal, timedOut) => {
       const tried = new Set<ChainNode>(height === undefined && !latest ? [] : this.#nodes.all.filter((n) => this.heads.lagging(n.index)))
       const suits = height === undefined ? undefined : (n: ChainNode) => this.heads.head(n.index) >= height
       // Never undefined: the node with the best head is never lagging.
-      let node = this.#nodes.pick(tried, suits) as ChainNode
-      for (let attempt = 1; ; attempt++) {
-        tried.add(node)
-        node.inFlight++
-        let result: Outcome
-        try {
-          result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt, height)
-        } finally {
-          node.inFlight--
-        }
-        const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried, suits)
-        if (next === undefined) return result
-        node = next
-      }
+      const first = this.#nodes.pick(tried, suits) as ChainNode
+      const hedging = hedged ? this.#hedging : undefined
+      if (hedging === undefined) return this.#failover(first, tried, suits, target, height, signal, timedOut)
+      hedging.read()
+      return this.#hedged(hedging, first, tried, suits, target, height, signal, timedOut)
     })
     if (outcome.ok) return { value: outcome.value, height: outcome.height }
     throw outcome.error
+  }
+
+  /** A read's attempts one after the other: the next node only when one fails to answer. */
+  async #failover (first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
+    let node = first
+    for (let attempt = 1; ; attempt++) {
+      tried.add(node)
+      node.inFlight++
+      let result: Outcome
+      try {
+        result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt, height)
+      } finally {
+        node.inFlight--
+      }
+      const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried, suits)
+      if (next === undefined) return result
+      node = next
+    }
+  }
+
+  /**
+   * A read with failover and one hedge at most: once the first node has not answered after
+   * its delay, the same read goes to the best node not tried yet, if the budget allows. The
+   * first answer (or definite error) ends the read and aborts the attempt still running; a
+   * node that fails to answer while the other attempt runs leaves the read to that attempt.
+   */
+  async #hedged (hedging: Hedging, first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
+    const running = new Set<Attempt>()
+    let attempts = 0
+    const start = (node: ChainNode, hedge: boolean): Attempt => {
+      tried.add(node)
+      node.inFlight++
+      const controller = new AbortController()
+      // The read's deadline and abortAll reach every attempt; a lost race only its own.
+      const forward = (): void => { controller.abort(signal.reason) }
+      signal.addEventListener('abort', forward, { once: true })
+      const sent = hedging.clock.now()
+      const attempt: Attempt = {
+        node,
+        hedge,
+        controller,
+        ended: this.#exchange(node, target, controller.signal, timedOut, this.#timeoutMs, ++attempts, height, hedge).then((outcome) => {
+          if (outcome.ok) hedging.answered(node.index, hedging.clock.now() - sent)
+          return { attempt, outcome }
+        }).finally(() => {
+          node.inFlight--
+          signal.removeEventListener('abort', forward)
+        })
+      }
+      running.add(attempt)
+      return attempt
+    }
+    start(first, false)
+    let cancel: () => void = () => {}
+    let due: Promise<'due'> | undefined = new Promise((resolve) => {
+      cancel = hedging.clock.after(hedging.delayMs(first.index), () => { resolve('due') })
+    })
+    let hedge: Attempt | undefined
+    try {
+      for (;;) {
+        const next = await Promise.race([...[...running].map(async (a) => a.ended), ...(due === undefined ? [] : [due])])
+        if (next === 'due') {
+          due = undefined
+          // One hedge per read, beside the one attempt running (the first, or its failover).
+          if (running.size === 1 && !signal.aborted) hedge = this.#sendHedge(hedging, tried, suits, start)
+          continue
+        }
+        const { attempt, outcome } = next
+        running.delete(attempt)
+        const another = outcome.ok || !outcome.tryNext ? undefined : running.size > 0 ? 'waiting' : this.#nodes.pick(tried, suits)
+        if (another === 'waiting') continue
+        if (another !== undefined) {
+          start(another, false)
+          continue
+        }
+        if (hedge !== undefined) {
+          const won = attempt === hedge && outcome.ok
+          this.#observer.hedged?.(won ? 'won' : outcome.ok ? 'lost' : 'failed')
+          // The attempt a hedge overtook waited its delay and the hedge's whole answer: a node
+          // that keeps losing so is hanging, and is skipped as one that does not answer.
+          if (won) for (const other of running) this.#nodes.overtaken(other.node)
+        }
+        return outcome
+      }
+    } finally {
+      cancel()
+      for (const attempt of running) attempt.controller.abort(ABANDONED)
+    }
+  }
+
+  /** Sends the hedge of a read if the budget and the replica's load allow, to the best node not tried yet. */
+  #sendHedge (hedging: Hedging, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, start: (node: ChainNode, hedge: boolean) => Attempt): Attempt | undefined {
+    const node = this.#nodes.pick(tried, suits)
+    // A node that is down is no better bet than the one the read waits for.
+    const skip = node === undefined || !node.healthy
+      ? 'no_node'
+      : hedging.admit(this.#shedding() || this.#limit.pendingCount > this.#queueLimit / 2)
+    if (skip !== undefined) {
+      this.#observer.hedgeSkipped?.(skip)
+      return undefined
+    }
+    return start(node as ChainNode, true)
   }
 
   /** Runs `work` under an abortable deadline of its own; abortAll reaches it too. */
@@ -355,9 +517,9 @@ export class ChainClient implements ChainReader {
   }
 
   /** One request to one node (#attempt), timed, reported to the observer and traced. */
-  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number, height?: number): Promise<Outcome> {
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number, height?: number, hedge = false): Promise<Outcome> {
     const started = performance.now()
-    const traced = this.#tracer?.exchange(node.index + 1, path, attempt)
+    const traced = this.#tracer?.exchange(node.index + 1, path, attempt, hedge)
     const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs, height, traced?.headers)
     const label = outcomeLabel(outcome, signal, timedOut)
     this.#observer.exchange(node.index + 1, label, (performance.now() - started) / 1000)
@@ -431,7 +593,7 @@ export class ChainClient implements ChainReader {
 /** The outcome label of one exchange; abortAll (shutting down) is told apart from a node that cannot be reached. */
 function outcomeLabel (outcome: Outcome, signal: AbortSignal, timedOut: () => boolean): ChainOutcome {
   if (outcome.ok) return 'ok'
-  if (outcome.error instanceof ChainUnavailableError && signal.aborted && !timedOut()) return 'aborted'
+  if (outcome.error instanceof ChainUnavailableError && signal.aborted && !timedOut()) return signal.reason === ABANDONED ? 'abandoned' : 'aborted'
   return chainOutcome(outcome.error)
 }
 

@@ -29,9 +29,12 @@ interface GatewayValidatorSet {
   pagination?: { total?: string } | null
 }
 
+// These are the optional verify routes' heavy reads: never hedged (chain.unhedged), so
+// that a client asking for verifications cannot double their cost to the chain.
+
 /** The block at `height` as the gateway encodes it (sdk_block, or block from an older SDK). */
 export async function readBlock (chain: ChainClient, height: bigint): Promise<unknown> {
-  const answer = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height}`) as GatewayBlock
+  const answer = await chain.unhedged.get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height}`) as GatewayBlock
   return answer.sdk_block ?? answer.block
 }
 
@@ -39,7 +42,7 @@ export async function readBlock (chain: ChainClient, height: bigint): Promise<un
 export async function readValidatorSet (chain: ChainClient, height: bigint): Promise<ConsensusValidator[]> {
   const path = chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`
   const page = (offset: number): Promise<GatewayValidatorSet> =>
-    chain.get(path, { 'pagination.offset': String(offset), 'pagination.limit': String(PAGE) }) as Promise<GatewayValidatorSet>
+    chain.unhedged.get(path, { 'pagination.offset': String(offset), 'pagination.limit': String(PAGE) }) as Promise<GatewayValidatorSet>
 
   const first = await page(0)
   const validators = [...first.validators ?? []]

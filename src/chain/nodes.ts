@@ -1,4 +1,5 @@
 import { Pool } from 'undici'
+import { REAL_CLOCK, type Clock } from './clock.js'
 
 /** What the node set logs: one line per state change of a node (a pino logger fits). */
 export interface NodeLog {
@@ -16,14 +17,22 @@ export interface ChainNodesOptions {
   readonly log?: NodeLog
   /** How long a node that failed is skipped before it is probed: doubling from initialMs up to maxMs. @default 250 ms to 5 s */
   readonly backoff?: { readonly initialMs: number, readonly maxMs: number }
+  /** The clock of the backoff. @default performance.now() and setTimeout */
+  readonly clock?: Clock | undefined
 }
 
+/**
+ * A node whose reads a hedge overtook this many times in a row, without answering one read
+ * meanwhile, is hanging: it is skipped like a node that does not answer (docs/hedged-reads.md).
+ */
+export const OVERTAKEN_IN_A_ROW = 3
+
 interface Down {
-  /** performance.now() when the node went down. */
+  /** clock.now() when the node went down. */
   readonly since: number
   /** How long until the next probe; doubles after each failed one. */
   retryMs: number
-  timer?: NodeJS.Timeout
+  cancel?: () => void
 }
 
 /** One chain node: its own keep-alive pool, the reads it has in flight, and whether it is down. */
@@ -40,6 +49,8 @@ export class ChainNode {
   inFlight = 0
   /** Set while the node is skipped; managed by ChainNodes. */
   down: Down | undefined
+  /** Reads of this node that a hedge overtook since it last answered; managed by ChainNodes. */
+  overtaken = 0
 
   constructor (index: number, url: string, pool: Pool.Options) {
     const base = new URL(url)
@@ -72,6 +83,7 @@ export class ChainNodes {
   readonly #log: NodeLog
   readonly #initialMs: number
   readonly #maxMs: number
+  readonly #clock: Clock
   #closed = false
 
   constructor (options: ChainNodesOptions) {
@@ -80,6 +92,7 @@ export class ChainNodes {
     this.#log = options.log ?? NO_LOG
     this.#initialMs = options.backoff?.initialMs ?? 250
     this.#maxMs = options.backoff?.maxMs ?? 5000
+    this.#clock = options.clock ?? REAL_CLOCK
   }
 
   /**
@@ -100,18 +113,26 @@ export class ChainNodes {
 
   /** The node answered (anything but a transport failure): if it was down, it is back. */
   answered (node: ChainNode): void {
+    node.overtaken = 0
     const down = node.down
     if (down === undefined) return
-    clearTimeout(down.timer)
+    down.cancel?.()
     node.down = undefined
-    this.#log.info({ node: node.url, downMs: Math.round(performance.now() - down.since) }, 'chain node up')
+    this.#log.info({ node: node.url, downMs: Math.round(this.#clock.now() - down.since) }, 'chain node up')
+  }
+
+  /** A hedge sent to another node answered while this node's read was still unanswered. */
+  overtaken (node: ChainNode): void {
+    if (++node.overtaken < OVERTAKEN_IN_A_ROW) return
+    node.overtaken = 0
+    this.failed(node, `overtaken by hedges ${OVERTAKEN_IN_A_ROW} times in a row without answering`)
   }
 
   /** The node refused, dropped the connection or did not answer in time: skip it, probe it later. */
   failed (node: ChainNode, reason: string): void {
     // Already down: its own probe schedule decides when to look again.
     if (node.down !== undefined || this.#closed) return
-    node.down = { since: performance.now(), retryMs: this.#initialMs }
+    node.down = { since: this.#clock.now(), retryMs: this.#initialMs }
     // A single node is asked by every read anyway (nothing to skip it for): no probes of its
     // own, which keeps a down chain at readiness's one probe per cache period.
     const probing = this.all.length > 1
@@ -123,13 +144,13 @@ export class ChainNodes {
   async close (): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    for (const node of this.all) clearTimeout(node.down?.timer)
+    for (const node of this.all) node.down?.cancel?.()
     await Promise.all(this.all.map(async (node) => node.pool.close()))
   }
 
   #schedule (node: ChainNode, down: Down): void {
-    // unref: a pending probe never keeps the process alive.
-    down.timer = setTimeout(() => { this.#reprobe(node, down) }, down.retryMs).unref()
+    // A pending probe never keeps the process alive (the clock's timers do not).
+    down.cancel = this.#clock.after(down.retryMs, () => { this.#reprobe(node, down) })
   }
 
   async #reprobe (node: ChainNode, down: Down): Promise<void> {

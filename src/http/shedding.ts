@@ -87,6 +87,11 @@ export class Shedding {
     return body
   }
 
+  /** Whether a request was refused within the last summary interval (no hedged chain reads meanwhile). */
+  get active (): boolean {
+    return this.#period.size > 0
+  }
+
   /** Whether `reply` is a 503 this object refused. */
   refused (reply: FastifyReply): boolean {
     return reply.statusCode === 503 && this.#refused.has(reply)

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { BuildInfo } from '../build-info.js'
 import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '../chain/hedging.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 
@@ -86,6 +87,8 @@ export class Metrics implements ChainObserver, CacheObserver {
   readonly #spansDropped: Counter<'reason'>
   readonly #cacheResults: Counter<'route' | 'result'>
   readonly #cacheEvictions: Counter
+  readonly #hedges: Counter<'result'>
+  readonly #hedgesSkipped: Counter<'reason'>
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, Child>()
   readonly #chainChildren = new Map<string, Child>()
@@ -125,6 +128,21 @@ export class Metrics implements ChainObserver, CacheObserver {
       buckets: DURATION_BUCKETS,
       registers
     })
+    this.#hedges = new Counter({
+      name: 'edge_api_chain_hedges_total',
+      help: 'Hedged chain reads: second attempts sent to another node when the first had not answered in time, by result: won (its answer was used, the first attempt aborted), lost (the other attempt answered, the hedge aborted), failed (the read failed all the same)',
+      labelNames: ['result'],
+      registers
+    })
+    this.#hedgesSkipped = new Counter({
+      name: 'edge_api_chain_hedges_skipped_total',
+      help: 'Hedges that were due and not sent, by reason: budget (EDGE_API_HEDGE spent), overload (shedding, or the chain queue more than half full), no_node (no other node could take it)',
+      labelNames: ['reason'],
+      registers
+    })
+    // At 0 from the start, so a rate sees the first hedge.
+    for (const result of HEDGE_RESULTS) this.#hedges.inc({ result }, 0)
+    for (const reason of HEDGE_SKIPS) this.#hedgesSkipped.inc({ reason }, 0)
     gauge('edge_api_chain_queue_depth', 'Chain reads waiting for a slot (EDGE_API_CHAIN_CONCURRENCY); beyond its bound they are shed',
       () => this.#sources.chainQueueDepth())
     const perNode = (name: string, help: string, read: () => readonly number[]): void => {
@@ -239,6 +257,14 @@ export class Metrics implements ChainObserver, CacheObserver {
       this.#chainChildren.set(key, child)
     }
     child.observe(seconds)
+  }
+
+  hedged (result: HedgeResult): void {
+    this.#hedges.inc({ result })
+  }
+
+  hedgeSkipped (reason: HedgeSkip): void {
+    this.#hedgesSkipped.inc({ reason })
   }
 
   readinessProbe (result: ChainOutcome): void {

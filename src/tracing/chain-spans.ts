@@ -6,7 +6,8 @@ import type { ServerSpans } from './server-spans.js'
 /**
  * One CLIENT span per exchange with a chain node, child of the request's span, with
  * traceparent sent to the node: the node by its position (edge_api.chain.node=1, as /readyz
- * names it), never its URL; the path's template; the outcome; the attempt under failover.
+ * names it), never its URL; the path's template; the outcome; the attempt under failover
+ * or hedging (edge_api.chain.hedge on a hedge).
  * An exchange outside a request (a background probe of a node that is down) is not traced.
  */
 export class ChainSpans implements ChainTracer {
@@ -20,7 +21,7 @@ export class ChainSpans implements ChainTracer {
     this.#server = server
   }
 
-  exchange (node: number, path: string, attempt: number): TracedExchange | undefined {
+  exchange (node: number, path: string, attempt: number, hedge = false): TracedExchange | undefined {
     const parent = this.#server.activeContext()
     if (parent === undefined) return undefined
     const template = pathTemplate(path)
@@ -32,6 +33,8 @@ export class ChainSpans implements ChainTracer {
     }
     // The conventions' count of resends: attempts on other nodes after the first.
     if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
+    // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
+    if (hedge) attributes['edge_api.chain.hedge'] = true
     const span = this.#tracer.startSpan(`GET ${template}`, { kind: SpanKind.CLIENT, attributes }, parent)
     const headers: Record<string, string> = {}
     this.#propagator.inject(trace.setSpan(parent, span), headers, HEADER_SETTER)

@@ -12,6 +12,7 @@ import { PROBE_PATH } from '../../src/readiness.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 
 // Several nodes of one chain (docs/chain-nodes.md). A read whose node refuses, resets or drops the
 // connection is retried at once on the next node; gateway errors and timeouts are answers.
@@ -88,7 +89,10 @@ for (const victim of ['a', 'b'] as const) {
   })
 
   t.test(`node ${victim} restarting under sequential and concurrent reads fails none, and is re-admitted`, async (t) => {
-    const nodes = await twoNodes(t, { concurrency: 8 })
+    // The backoff on a manual clock: the node is re-admitted when the test says, not after
+    // however long a loaded machine takes; the phases are counted in reads, not in ms.
+    const clock = new ManualClock()
+    const nodes = await twoNodes(t, { concurrency: 8, clock })
     const { client } = nodes
     const target = nodes[victim]
     const run = { stop: false }
@@ -100,16 +104,21 @@ for (const victim of ['a', 'b'] as const) {
       (async () => { while (!run.stop) { reads++; await read(client).catch((err: unknown) => failures.push(err)) } })(),
       (async () => { while (!run.stop) { reads += 8; failures.push(...await concurrent(client, 8)) } })()
     ]
-    await sleep(200)
+    const readsFor = async (what: string, n: number): Promise<void> => {
+      const from = reads
+      await until(what, () => reads >= from + n)
+    }
+    await readsFor('reads before the restart', 30)
     await target.refuse()
-    await sleep(400)
+    await readsFor('reads while it is down', 30)
     await target.restore()
+    // Its probe is due after the backoff (250 ms on the clock).
+    await clock.advance(250)
     await until('re-admitted', () => nodes.lines.some((l) => l.msg === 'chain node up'))
-    await sleep(200)
+    await readsFor('reads after the restart', 30)
     run.stop = true
     await Promise.all(loops)
     t.same(failures, [], `no read of ${reads} failed`)
-    t.ok(reads > 50, `continuous reads (${reads})`)
     const changes = nodes.lines.filter((l) => l.node === target.url).map((l) => l.msg)
     t.same(changes, ['chain node down', 'chain node up'], 'one line per state change')
     target.resetCounts()

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { ChainNodes, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
+import { ChainNodes, OVERTAKEN_IN_A_ROW, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 
 const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
 
@@ -56,48 +57,58 @@ t.test('pick: a down node only when no healthy one is left, the one with the few
 })
 
 t.test('each state change is one log line; repeated failures of a down node are not', async (t) => {
-  const { nodes, lines, a } = nodeSet(t, { backoff: { initialMs: 60_000, maxMs: 60_000 } })
+  const clock = new ManualClock()
+  const { nodes, lines, a } = nodeSet(t, { backoff: { initialMs: 60_000, maxMs: 60_000 }, clock })
   nodes.answered(a)
   t.same(lines, [], 'a healthy node that answers: nothing to say')
   nodes.failed(a, 'connect ECONNREFUSED 127.0.0.1:1 (ECONNREFUSED)')
   nodes.failed(a, 'again')
   t.equal(a.healthy, false)
   t.same(lines, [{ level: 'warn', msg: 'chain node down', node: URLS[0], reason: 'connect ECONNREFUSED 127.0.0.1:1 (ECONNREFUSED)', retryInMs: 60_000 }])
-  await sleep(20)
+  await clock.advance(20)
   nodes.answered(a)
   nodes.answered(a)
   t.equal(a.healthy, true)
   t.equal(lines.length, 2)
-  t.match(lines[1], { level: 'info', msg: 'chain node up', node: URLS[0], downMs: Number })
-  t.ok((lines[1]?.downMs as number) >= 15, 'with how long it was down')
+  t.match(lines[1], { level: 'info', msg: 'chain node up', node: URLS[0], downMs: 20 }, 'with how long it was down')
 })
 
 t.test('a down node is probed after a growing interval, up to the cap, until it answers', async (t) => {
+  // On a manual clock: the intervals are the backoff's own, exactly, however loaded the machine.
+  const clock = new ManualClock(0)
   const probes: number[] = []
   const ref: { nodes?: ChainNodes } = {}
   let answerAfter = 4
   const { nodes, lines, a } = nodeSet(t, {
     backoff: { initialMs: 40, maxMs: 160 },
+    clock,
     // Like ChainClient's probe: it reports its own outcome.
     probe: async (node) => {
-      probes.push(performance.now())
+      probes.push(clock.now())
       if (--answerAfter === 0) ref.nodes?.answered(node)
       else ref.nodes?.failed(node, 'still refused')
     }
   })
   ref.nodes = nodes
-  const start = performance.now()
   nodes.failed(a, 'refused')
-  for (let i = 0; i < 200 && !a.healthy; i++) await sleep(10)
+  await clock.advance(10_000)
   t.equal(a.healthy, true, 're-admitted after its probe answered')
-  t.equal(probes.length, 4)
-  const gaps = probes.map((at, i) => at - (i === 0 ? start : probes[i - 1] as number))
-  // 40, 80, 160, 160 ms: each at least its interval (timers never fire early).
-  t.ok(gaps[0] as number >= 39 && gaps[1] as number >= 79 && gaps[2] as number >= 159 && gaps[3] as number >= 159, `gaps ${gaps.map(Math.round).join(', ')} ms`)
-  t.ok(gaps[3] as number < (gaps[2] as number) + 150, 'capped, not doubled again')
+  t.same(probes, [40, 120, 280, 440], 'after 40, 80, 160 ms, then 160 again: capped, not doubled')
   t.same(lines.map((l) => l.msg), ['chain node down', 'chain node up'], 'failed probes add no line')
-  await sleep(250)
-  t.equal(probes.length, 4, 'no probe once it is back')
+  t.equal(lines[1]?.downMs, 440)
+  t.equal(clock.pending, 0, 'no probe once it is back')
+})
+
+t.test('a node overtaken by hedges three times in a row is down; an answer in between resets the count', async (t) => {
+  const { nodes, lines, a } = nodeSet(t, { backoff: { initialMs: 60_000, maxMs: 60_000 } })
+  for (let i = 1; i < OVERTAKEN_IN_A_ROW; i++) nodes.overtaken(a)
+  nodes.answered(a)
+  for (let i = 1; i < OVERTAKEN_IN_A_ROW; i++) nodes.overtaken(a)
+  t.equal(a.healthy, true, 'never three in a row')
+  nodes.overtaken(a)
+  t.equal(a.healthy, false)
+  t.match(lines, [{ level: 'warn', msg: 'chain node down', reason: 'overtaken by hedges 3 times in a row without answering' }])
+  t.equal(a.overtaken, 0, 'counted afresh once it is back')
 })
 
 t.test('a probe that throws counts as failed; a node that answered and failed again during a probe keeps the new schedule', async (t) => {

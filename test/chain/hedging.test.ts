@@ -1,0 +1,79 @@
+import t from 'tap'
+import { BURST, Hedging, MIN_SAMPLES, SAMPLES } from '../../src/chain/hedging.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
+
+const hedging = (clock = new ManualClock(), options: Partial<ConstructorParameters<typeof Hedging>[0]> = {}): Hedging =>
+  new Hedging({ budget: 0.1, minDelayMs: 50, maxDelayMs: 1000, nodeCount: 2, clock, ...options })
+
+t.test('a node\'s delay: the ceiling until its latency is known, then its p95 within the floor and the ceiling', async (t) => {
+  const h = hedging()
+  t.equal(h.delayMs(0), 1000, 'nothing known: wait as long as the ceiling')
+  for (let i = 1; i < MIN_SAMPLES; i++) h.answered(0, 100)
+  t.equal(h.delayMs(0), 1000, `still unknown below ${MIN_SAMPLES} answers`)
+  h.answered(0, 100)
+  t.equal(h.delayMs(0), 100, 'known: its p95')
+  t.equal(h.delayMs(1), 1000, 'each node has its own')
+
+  // 95 answers in 5 ms, 5 in 2 s: the p95 is the slowest of the fast ones.
+  const p = hedging()
+  for (let i = 0; i < 100; i++) p.answered(0, i % 20 === 19 ? 2000 : 5 + (i % 20) / 10)
+  for (let i = 0; i < 12; i++) p.answered(0, 5)
+  t.equal(p.delayMs(0), 50, 'a fast node\'s p95 is below the floor: the floor')
+  for (let i = 0; i < SAMPLES; i++) p.answered(0, i < SAMPLES * 0.9 ? 80 : 300)
+  t.equal(p.delayMs(0), 300, 'its p95 once its last answers slowed down')
+  for (let i = 0; i < SAMPLES; i++) p.answered(0, 5000)
+  t.equal(p.delayMs(0), 1000, 'never beyond the ceiling')
+  for (let i = 0; i < SAMPLES; i++) p.answered(0, 70)
+  t.equal(p.delayMs(0), 70, 'only the last answers count: a node that recovered is hedged early again')
+})
+
+t.test('a ceiling below the floor is the floor', async (t) => {
+  t.equal(hedging(new ManualClock(), { minDelayMs: 200, maxDelayMs: 100 }).delayMs(0), 200)
+})
+
+t.test('the budget: at most its share of the window\'s reads (plus a small burst), over a sliding window', async (t) => {
+  const clock = new ManualClock(0)
+  const h = hedging(clock, { windowMs: 10_000 })
+  for (let i = 0; i < 100; i++) h.read()
+  let sent = 0
+  for (let i = 0; i < 50; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, 10 + BURST, '10% of 100 reads, and the burst')
+  t.equal(h.admit(false), 'budget')
+
+  // Half the window later: the reads and hedges are still in it.
+  await clock.advance(5000)
+  for (let i = 0; i < 100; i++) h.read()
+  sent = 0
+  for (let i = 0; i < 50; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, 10, '200 reads in the window, 23 hedges allowed, 13 already sent')
+
+  // The first 100 reads and 13 hedges fall out of the window after 10 s.
+  await clock.advance(5000)
+  t.equal(h.admit(false), undefined, 'the first second\'s hedges left the window')
+  sent = 1
+  for (let i = 0; i < 50; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, 13 - 10, '100 reads left: 13 allowed, 10 of them sent 5 s ago')
+
+  // Long idle: everything left the window; the burst alone remains.
+  await clock.advance(60_000)
+  sent = 0
+  for (let i = 0; i < 10; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, BURST, 'no reads: only the burst')
+})
+
+t.test('no hedge while the replica is overloaded, and none counted against the budget', async (t) => {
+  const h = hedging()
+  for (let i = 0; i < 100; i++) h.read()
+  t.equal(h.admit(true), 'overload')
+  let sent = 0
+  for (let i = 0; i < 50; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, 10 + BURST)
+})
+
+t.test('by default on the real clock, over a 10 s window', async (t) => {
+  const h = new Hedging({ budget: 0.5, minDelayMs: 50, maxDelayMs: 1000, nodeCount: 1 })
+  for (let i = 0; i < 4; i++) h.read()
+  let sent = 0
+  for (let i = 0; i < 10; i++) if (h.admit(false) === undefined) sent++
+  t.equal(sent, 2 + BURST)
+})
