@@ -1,7 +1,9 @@
+import { NamedError } from '../named-error.js'
+
 // A concurrency limit with a bounded queue for a group of CPU-heavy routes: `concurrency`
 // requests run, up to `queueLimit` more wait their turn in arrival order, and the next one
-// is refused at once with 503 + Retry-After, counted as shed load. A slot is taken once the request's body has
-// arrived and held until its response is written or its client leaves (chain reads,
+// is refused at once with 503 + Retry-After, counted as shed load. A slot is taken once the
+// request's body has arrived and held until its response is written or its client leaves (chain reads,
 // verification), so the group can never take more than its share of the process, however
 // many clients ask at once, and a slow upload never holds one.
 
@@ -13,12 +15,7 @@ export interface RouteGroupLimitOptions {
 }
 
 /** A request beyond the group's queue: app.ts answers it 503 + Retry-After as shed load (`groupQueue`). */
-export class RouteGroupBusyError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'RouteGroupBusyError'
-  }
-}
+export class RouteGroupBusyError extends NamedError {}
 
 /** Gives back a slot; calling it again does nothing. */
 export type Release = () => void
