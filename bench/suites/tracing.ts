@@ -1,12 +1,16 @@
-// Benchmark 11: what OpenTelemetry tracing costs (issue 20). The same edge-api app (service.ts,
+// Benchmark 12: what OpenTelemetry tracing costs (issue 20). The same edge-api app (service.ts,
 // from dist/) with tracing on, every request sampled, exporting OTLP/HTTP to a collector
 // stand-in in this process, and off (no hook, no SDK loaded), side by side; the boot of
-// dist/main.js both ways; and a collector that never answers, under load.
+// dist/main.js both ways; and a collector that never answers, then one that refuses
+// connections, under load, with RSS, heap and drops sampled over the phase.
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
 import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { sampleValue } from '../../test/fixtures/prometheus.js'
+import type { LoadResult } from '../lib/load.js'
+import { freePort } from '../lib/ports.js'
 import { alternate } from '../lib/rounds.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { cpuMs, startEdgeApp, startMain, type Server } from '../lib/servers.js'
@@ -18,6 +22,25 @@ const CONNECTIONS = 10
 const ROUNDS_FACTOR = 3
 const MIN_WARMUP_S = 1
 const BOOTS = 7
+/** RSS, heap and drops are sampled every second of a collector-down phase, and summed up per quarter. */
+const SERIES_WINDOWS = 4
+
+interface Sample { atS: number, rssMb: number, heapMb: number, dropped: number }
+interface Phase { result: LoadResult, samples: Sample[] }
+
+/**
+ * Per quarter of a phase: the lowest V8 heap used (what a major GC left: the live data) and the
+ * highest RSS. Under load the heap is a sawtooth between GCs, so two single samples compare
+ * nothing; the floors say whether what is kept grows.
+ */
+function windows (phase: Phase): Array<{ heapFloorMb: number, rssMaxMb: number }> {
+  const lastS = (phase.samples.at(-1) as Sample).atS
+  return Array.from({ length: SERIES_WINDOWS }, (_, w) => {
+    const inside = phase.samples.filter((x) => x.atS >= lastS * w / SERIES_WINDOWS && x.atS <= lastS * (w + 1) / SERIES_WINDOWS)
+    return { heapFloorMb: Math.min(...inside.map((x) => x.heapMb)), rssMaxMb: Math.max(...inside.map((x) => x.rssMb)) }
+  })
+}
+const describe = (phase: Phase): string => windows(phase).map((w) => `${round(w.heapFloorMb, 0)}/${round(w.rssMaxMb, 0)}`).join(', ')
 
 /** A collector stand-in: answers every export at once (mode 'ok'), or holds it forever ('hang'). */
 async function collector (mode: 'ok' | 'hang'): Promise<{ url: string, exports: () => number, close: () => Promise<void> }> {
@@ -129,43 +152,67 @@ export async function tracing (ctx: Context): Promise<SuiteResult> {
       met: null
     })
 
-    // 3. A collector that never answers, for a whole phase of load: nothing fails, memory bounded.
-    // The same phase with tracing off first: on a loaded machine V8 grows its heap under load
-    // whatever tracing does, and only the difference is tracing's.
+    // 3. The collector down (never answering, then refusing connections) for a whole phase of
+    // load: nothing fails, and what the heap keeps does not grow. RSS, heap and the drops are
+    // sampled every second; the same phase with tracing off comes first, for comparison: under
+    // load V8's heap swings by tens of MB between GCs whatever tracing does.
     const paths = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
-    const growth = async (env: Record<string, string>) => {
-      const edge = await startMain(ctx.sim.url, env)
+    const everyMs = 1000
+    const series = async (env: Record<string, string>): Promise<Phase> => {
+      const metricsPort = await freePort()
+      const edge = await startMain(ctx.sim.url, { ...env, EDGE_API_METRICS_PORT: String(metricsPort) })
       try {
-        const warm = await ctx.load.run({ url: edge.url, paths, connections: 32, durationS: Math.min(10, ctx.memoryPhaseS) })
-        const afterWarm = await rssMb(edge.pid)
-        const phase = await ctx.load.run({ url: edge.url, paths, connections: 32, durationS: ctx.memoryPhaseS })
-        return { warm, phase, afterWarm, afterPhase: await rssMb(edge.pid) }
+        await ctx.load.run({ url: edge.url, paths, connections: 32, durationS: Math.min(10, ctx.memoryPhaseS) })
+        const samples: Sample[] = []
+        const sample = async (atS: number) => {
+          const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+          const dropped = (reason: string) => sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason }) ?? 0
+          samples.push({ atS, rssMb: await rssMb(edge.pid), heapMb: (sampleValue(text, 'nodejs_heap_size_used_bytes') ?? 0) / 2 ** 20, dropped: dropped('queue_full') + dropped('export_failed') })
+        }
+        const started = performance.now()
+        await sample(0)
+        const running = ctx.load.run({ url: edge.url, paths, connections: 32, durationS: ctx.memoryPhaseS })
+        const finished = running.then(() => true)
+        while (!await Promise.race([finished, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), everyMs))])) {
+          await sample(Math.round((performance.now() - started) / 1000))
+        }
+        await sample(Math.round((performance.now() - started) / 1000))
+        return { result: await running, samples }
       } finally {
         await edge.stop()
       }
     }
-    const baseline = await growth({})
-    const down = await collector('hang')
-    try {
-      const { phase, afterWarm, afterPhase, warm } = await growth({ ...tracingEnv(down.url), OTEL_EXPORTER_OTLP_TIMEOUT: '10000' })
-      const failed = phase.errors + phase.timeouts + (phase.non2xx - (phase.statusCodes['503'] ?? 0))
-      const offGrowth = baseline.afterPhase - baseline.afterWarm
-      raw.collectorDown = { warm, phase, afterWarm, afterPhase, exports: down.exports(), tracingOff: baseline }
-      rows.push({
-        item: '12',
-        what: `collector never answers, ${ctx.memoryPhaseS} s of load on /v1/participants/{address} (32 connections, ${round(phase.rps, 0)} req/s, every request sampled): failed requests (errors, timeouts, 5xx other than shedding's 503: ${phase.statusCodes['503'] ?? 0})`,
-        value: String(failed),
-        goal: '0',
-        met: failed === 0
-      }, {
-        item: '12',
-        what: `and RSS after a warm-up → after the phase (the span queue is bounded at 2048, the rest dropped); the same phase with tracing off: ${round(baseline.afterWarm, 1)} → ${round(baseline.afterPhase, 1)} MB`,
-        value: `${round(afterWarm, 1)} MB → ${round(afterPhase, 1)} MB (+${round(afterPhase - afterWarm, 1)} vs +${round(offGrowth, 1)} MB off)`,
-        goal: 'growth ≤ off\'s + 10 MB',
-        met: afterPhase - afterWarm <= offGrowth + 10
-      })
-    } finally {
-      await down.close()
+    const baseline = await series({})
+    raw.collectorDown = { tracingOff: baseline }
+    for (const mode of ['hang', 'refused'] as const) {
+      const down = await collector(mode === 'hang' ? 'hang' : 'ok')
+      if (mode === 'refused') await down.close()
+      try {
+        const phase = await series({ ...tracingEnv(down.url), OTEL_EXPORTER_OTLP_TIMEOUT: '10000' })
+        const { result, samples } = phase
+        const failed = result.errors + result.timeouts + (result.non2xx - (result.statusCodes['503'] ?? 0))
+        const first = samples[0] as Sample
+        const last = samples.at(-1) as Sample
+        const quarters = windows(phase)
+        const floorGrowth = (quarters.at(-1)?.heapFloorMb ?? 0) - (quarters[0]?.heapFloorMb ?? 0)
+        raw.collectorDown = { ...raw.collectorDown as object, [mode]: { ...phase, exports: down.exports() } }
+        const what = mode === 'hang' ? 'collector never answers' : 'collector refuses connections'
+        rows.push({
+          item: '12',
+          what: `${what}, ${ctx.memoryPhaseS} s of load on /v1/participants/{address} (32 connections, ${round(result.rps, 0)} req/s, every request sampled): failed requests (errors, timeouts, 5xx other than shedding's 503: ${result.statusCodes['503'] ?? 0})`,
+          value: String(failed),
+          goal: '0',
+          met: failed === 0
+        }, {
+          item: '12',
+          what: `and per quarter of the phase, the lowest V8 heap used / the highest RSS (sampled every second; MB): ${describe(phase)}; tracing off, same phase: ${describe(baseline)}`,
+          value: `heap floor ${round(quarters[0]?.heapFloorMb ?? 0, 0)} → ${round(quarters.at(-1)?.heapFloorMb ?? 0, 0)} MB (${floorGrowth >= 0 ? '+' : ''}${round(floorGrowth, 1)}); spans dropped ${first.dropped} → ${last.dropped}`,
+          goal: 'heap floor growth ≤ 10 MB, drops rising',
+          met: floorGrowth <= 10 && last.dropped > first.dropped
+        })
+      } finally {
+        await down.close()
+      }
     }
   } finally {
     await sink.close()
