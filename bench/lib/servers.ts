@@ -23,6 +23,12 @@ export interface SimHandle {
   reset (): Promise<void>
   latency (ms: number, prefix?: string): Promise<void>
   clear (): Promise<void>
+  /** Each query costs `costMs` with at most `concurrency` at once (a real node); no arguments: free again. */
+  capacity (costMs?: number, concurrency?: number): Promise<void>
+  /** A block every `ms` (0: the clock stops). */
+  blockEvery (ms: number): Promise<void>
+  /** The simulator's head. */
+  height (): Promise<number>
   stop (): Promise<void>
 }
 
@@ -34,6 +40,9 @@ export async function startSim (): Promise<SimHandle> {
     reset: () => child.call('reset'),
     latency: (ms, prefix) => child.call('latency', { ms, prefix }),
     clear: () => child.call('clear'),
+    capacity: (costMs, concurrency) => child.call('capacity', { costMs, concurrency }),
+    blockEvery: (ms) => child.call('blockEvery', { ms }),
+    height: () => child.call<number>('height'),
     stop: () => child.stop()
   }
 }
