@@ -154,10 +154,11 @@ t.test('the cache settings are validated at boot, naming the variable', async (t
   const { loadConfig } = await import('../../src/config.js')
   const base = { CHAIN_REST_URL: 'http://127.0.0.1:1317' }
   const config = loadConfig(base)
-  t.equal(config.cacheBytes, 0, 'no answer cache unless asked for')
+  t.equal(config.cacheBytes, 64 * 1024 * 1024, 'on by default: 64MiB')
   t.equal(config.maxNodeLag, 2)
   t.equal(config.headMaxAgeMs, 1000)
-  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '64MiB' }).cacheBytes, 64 * 1024 * 1024)
+  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '16MiB' }).cacheBytes, 16 * 1024 * 1024)
+  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '0' }).cacheBytes, 0, '0: no answer cache')
   for (const [variable, value] of [['EDGE_API_CACHE_SIZE', '2GiB'], ['EDGE_API_CACHE_SIZE', '2048MiB'], ['EDGE_API_MAX_NODE_LAG', '-1'], ['EDGE_API_MAX_NODE_LAG', '1001'], ['EDGE_API_HEAD_MAX_AGE', '0'], ['EDGE_API_HEAD_MAX_AGE', '2m']] as const) {
     t.throws(() => loadConfig({ ...base, [variable]: value }), { variable, message: new RegExp(`^${variable}=`) }, `${variable}=${value}`)
   }
