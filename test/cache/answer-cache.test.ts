@@ -73,7 +73,9 @@ t.test('If-None-Match with the current ETag: 304 and 0 chain requests; Cache-Con
   const status = await app.inject('/v1/status')
   t.equal(status.headers['cache-control'], 'public, max-age=31536000, immutable', 'a pure route')
   t.equal((await app.inject({ url: '/v1/status', headers: { 'if-none-match': status.headers.etag as string } })).statusCode, 304)
-  const verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
+  // The first verification starts the worker: on a busy machine it can pass its time limit (503).
+  let verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
+  for (let tries = 1; verified.statusCode === 503 && tries < 5; tries++) verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
   t.equal(verified.statusCode, 200)
   t.equal(verified.headers['cache-control'], 'public, max-age=31536000, immutable', 'fixed by its height')
   t.equal((await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)).headers['x-cache'], 'hit')
