@@ -12,6 +12,7 @@ import { Load } from './lib/load.js'
 import { table, type SuiteResult } from './lib/report.js'
 import { hasMain, startSim } from './lib/servers.js'
 import { round } from './lib/stats.js'
+import { answerCache } from './suites/answer-cache.js'
 import { chainRead } from './suites/chain-read.js'
 import type { Context } from './suites/context.js'
 import { fanout } from './suites/fanout.js'
@@ -29,9 +30,9 @@ import { verify } from './suites/verify.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing], ['13', hedging]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

@@ -31,7 +31,7 @@ export const SETTINGS = {
   EDGE_API_CHAIN_CONCURRENCY: { default: '64' },
   EDGE_API_CHAIN_MAX_RESPONSE: { default: '16MiB' },
   /** Built /v1 answers by route, parameters and height, in bytes; 0 = off. */
-  EDGE_API_CACHE_SIZE: { default: '0' },
+  EDGE_API_CACHE_SIZE: { default: '64MiB' },
   /** A node more than this many blocks behind the best head takes no latest-state reads. */
   EDGE_API_MAX_NODE_LAG: { default: '2' },
   /** The oldest a known chain head may be when a latest-state read starts. */

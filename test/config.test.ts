@@ -26,7 +26,7 @@ t.test('defaults', async (t) => {
     chainTimeoutMs: 30_000,
     chainConcurrency: 64,
     chainMaxResponseBytes: 16 * 1024 * 1024,
-    cacheBytes: 0,
+    cacheBytes: 64 * 1024 * 1024,
     maxNodeLag: 2,
     headMaxAgeMs: 1000,
     shedDelayMs: 20,

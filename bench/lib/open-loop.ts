@@ -30,6 +30,18 @@ export interface OpenLoopOptions {
   readonly connections?: number
   /** How long after the last scheduled request answers are still awaited; the rest count as unanswered. */
   readonly graceMs?: number
+  /**
+   * A label per path (same length as `paths`): the result gives the 2xx latency of each
+   * label's paths apart, measured in the same run (e.g. two kinds of request interleaved, so
+   * both see the same machine).
+   */
+  readonly groups?: readonly string[]
+}
+
+export interface GroupLatency {
+  readonly ok: number
+  readonly p50: number
+  readonly p99: number
 }
 
 export interface OpenLoopResult {
@@ -53,17 +65,21 @@ export interface OpenLoopResult {
   /** How late the generator's own timer sent requests, p99 ms: a large figure means the generator was short of CPU. */
   readonly sendLagP99: number
   readonly durationS: number
+  /** Per label of `groups`, when given. */
+  readonly groups?: Record<string, GroupLatency>
 }
 
 const HEADER_END = '\r\n\r\n'
 
-type OnAnswer = (connection: Connection, status: number, due: number) => void
+type OnAnswer = (connection: Connection, status: number, due: number, index: number) => void
 
 /** One keep-alive connection carrying one request at a time. */
 class Connection {
   readonly socket: Socket
   /** When the request in flight was due; NaN when idle. */
   due = Number.NaN
+  /** Which of the run's requests is in flight (its number in the schedule). */
+  index = -1
   onAnswer: OnAnswer = () => {}
   #text = ''
   // Body bytes of the current answer still to skip.
@@ -80,8 +96,9 @@ class Connection {
     return !Number.isNaN(this.due)
   }
 
-  send (request: string, due: number): void {
+  send (request: string, due: number, index: number): void {
     this.due = due
+    this.index = index
     this.socket.write(request, 'latin1')
   }
 
@@ -109,7 +126,7 @@ class Connection {
     this.#text = ''
     const due = this.due
     this.due = Number.NaN
-    this.onAnswer(this, status, due)
+    this.onAnswer(this, status, due, this.index)
   }
 }
 
@@ -171,20 +188,24 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
           okLatency = grow(okLatency, total)
           shedLatency = grow(shedLatency, total)
         }
-        connection.send(requests[sent++ % requests.length] as string, now)
+        connection.send(requests[sent % requests.length] as string, now, sent)
+        sent++
       } else {
         free.push(connection)
         if (free.length === all.length) allAnswered()
       }
     } else if (waitingHead < waiting.length) {
       const [index, due] = waiting[waitingHead++] as [number, number]
-      connection.send(requests[index % requests.length] as string, due)
+      connection.send(requests[index % requests.length] as string, due, index)
     } else {
       free.push(connection)
     }
   }
-  const onAnswer: OnAnswer = (connection, status, due) => {
+  const labels = options.groups
+  const byGroup = new Map<string, number[]>((labels ?? []).map((label) => [label, []]))
+  const onAnswer: OnAnswer = (connection, status, due, index) => {
     const latency = performance.now() - due
+    if (labels !== undefined && status >= 200 && status < 300) byGroup.get(labels[index % labels.length] as string)?.push(latency)
     statusCodes[status] = (statusCodes[status] ?? 0) + 1
     if (status >= 200 && status < 300) okLatency[ok++] = latency
     else if (status === 503) shedLatency[shed++] = latency
@@ -208,7 +229,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
           const at = start + sent * interval
           sendLag[sent] = now - at
           const connection = free.pop()
-          if (connection !== undefined) connection.send(requests[sent % requests.length] as string, at)
+          if (connection !== undefined) connection.send(requests[sent % requests.length] as string, at, sent)
           else waiting.push([sent, at])
           sent++
         }
@@ -242,8 +263,18 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
     shedP99: percentile(shedLatency.subarray(0, shed).sort(), 99),
     connectionsUsed: all.length,
     sendLagP99: percentile(sendLag.subarray(0, sent).sort(), 99),
-    durationS: scheduleS
+    durationS: scheduleS,
+    ...(labels === undefined ? {} : { groups: groupLatency(byGroup) })
   }
+}
+
+function groupLatency (byGroup: ReadonlyMap<string, number[]>): Record<string, GroupLatency> {
+  const out: Record<string, GroupLatency> = {}
+  for (const [label, latencies] of byGroup) {
+    const sorted = Float64Array.from(latencies).sort()
+    out[label] = { ok: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+  }
+  return out
 }
 
 function grow (array: Float64Array, length: number): Float64Array {

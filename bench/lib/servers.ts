@@ -25,6 +25,12 @@ export interface SimHandle {
   /** Adds `ms` to 1 in `every` answers under `prefix`. */
   slow (ms: number, every: number, prefix?: string): Promise<void>
   clear (): Promise<void>
+  /** Each query costs `costMs` with at most `concurrency` at once (a real node); no arguments: free again. */
+  capacity (costMs?: number, concurrency?: number): Promise<void>
+  /** A block every `ms` (0: the clock stops). */
+  blockEvery (ms: number): Promise<void>
+  /** The simulator's head. */
+  height (): Promise<number>
   stop (): Promise<void>
 }
 
@@ -37,6 +43,9 @@ export async function startSim (): Promise<SimHandle> {
     latency: (ms, prefix) => child.call('latency', { ms, prefix }),
     slow: (ms, every, prefix) => child.call('slow', { ms, every, prefix }),
     clear: () => child.call('clear'),
+    capacity: (costMs, concurrency) => child.call('capacity', { costMs, concurrency }),
+    blockEvery: (ms) => child.call('blockEvery', { ms }),
+    height: () => child.call<number>('height'),
     stop: () => child.stop()
   }
 }

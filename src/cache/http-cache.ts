@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ChainClient, ChainReader } from '../chain/client.js'
 import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
+import { withFixedReads } from './fixed-reads.js'
 import { routeClass, type RouteClass } from './route-classes.js'
 
 declare module 'fastify' {
@@ -71,10 +72,10 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     const route = request.routeOptions.url as string
     const base = answerKey(request, route)
     if (answerClass === 'latest') {
-      request.chain = cache === undefined ? await chain.reader() : await chain.latest()
+      request.chain = cache === undefined ? await chain.reader() : withFixedReads(await chain.latest(), cache)
       reply.header('cache-control', LATEST_CACHE_CONTROL)
     } else {
-      request.chain = chain
+      request.chain = cache === undefined ? chain : withFixedReads(chain, cache)
       reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
     }
     const key = keyAt(base, request.chain.height)
@@ -89,15 +90,16 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       pending.set(request, { base, route })
       return
     }
-    const etag = tagOf(key)
+    // A hit has its tag stored with it: no digest per hit.
+    const cached = cache?.get(key)
+    const etag = cached?.etag ?? tagOf(key)
     tag(reply, request.chain.height, etag)
     if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
+    if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
     if (cache === undefined) {
       pending.set(request, { base, route })
       return
     }
-    const cached = cache.get(key)
-    if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
     const shared = building.get(key)
     const answer = shared === undefined ? undefined : await shared
     if (answer !== undefined) return sendAnswer(sendResult(reply, route, 'coalesced'), answer)

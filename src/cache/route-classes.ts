@@ -51,3 +51,18 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
 export function routeClass (method: string, url: string): RouteClass | undefined {
   return ROUTE_CLASSES[`${method} ${url}`]?.class
 }
+
+// Chain reads fixed by a height, whatever the head: CometBFT commits are final (no reorgs),
+// and a store version, once committed, never changes. A pruned node refuses them later, but
+// what the chain said at that height stays true.
+const FIXED_PATHS = [
+  /^\/cosmos\/base\/tendermint\/v1beta1\/blocks\/\d+$/,
+  /^\/cosmos\/base\/tendermint\/v1beta1\/validatorsets\/\d+$/
+]
+const ABCI_QUERY_PATH = '/cosmos/base/tendermint/v1beta1/abci_query'
+
+/** Whether a chain read's answer is decided by a height in its path or its query (src/cache/fixed-reads.ts keeps those). */
+export function isFixedRead (path: string, query: Readonly<Record<string, string>> | undefined): boolean {
+  if (path === ABCI_QUERY_PATH) return query?.height !== undefined
+  return FIXED_PATHS.some((pattern) => pattern.test(path))
+}

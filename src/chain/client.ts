@@ -359,8 +359,8 @@ export class ChainClient implements ChainReader {
       try {
         const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS), node.index) as LatestBlock | null
         const height = Number(answer?.block?.header?.height)
+        // An answer without a height confirms nothing.
         if (Number.isSafeInteger(height) && height >= 1) this.heads.observe(node.index, height, true)
-        this.heads.observe(node.index, height, true)
       } catch {
         // Down, or not answering: the probe has already reported it to the node set.
       }

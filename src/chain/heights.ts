@@ -129,15 +129,22 @@ export class ChainHeads {
 
   /**
    * As fresh(), asking the nodes (one poll at a time, shared) when the head is older than
-   * maxAgeMs, and in the background from half of it, so that a busy replica's reads never
-   * wait for it. Throws ChainUnavailableError (503) when no node tells its head.
+   * maxAgeMs (twice if the first round tells nothing), and in the background from half of
+   * it, so that a busy replica's reads never wait for it. Throws ChainUnavailableError (503) when no node tells its head.
    */
   async latest (): Promise<number> {
     const startedAt = performance.now()
     const age = startedAt - this.#confirmedAt
-    if (age > this.#maxAgeMs) await this.#refresh()
-    // Never rejects: a failed poll only leaves the head as old as it was.
-    else if (age > this.#maxAgeMs / 2) this.#refresh().catch(() => {})
+    if (age > this.#maxAgeMs) {
+      await this.#refresh()
+      // No node told its head: one more round at once. A poll can lose a race with a
+      // keep-alive connection the node is closing ("other side closed", seen under load), and
+      // until the next round every latest-state read, cached or not, would be a 503.
+      if (startedAt - this.#confirmedAt > this.#maxAgeMs) await this.#refresh()
+    } else if (age > this.#maxAgeMs / 2) {
+      // Never rejects: a failed poll only leaves the head as old as it was.
+      this.#refresh().catch(() => {})
+    }
     // The age counts from when this read started: waiting for the poll does not age it.
     if (startedAt - this.#confirmedAt > this.#maxAgeMs || this.best === 0) throw new ChainUnavailableError('no chain node told its latest height')
     return this.serve(this.best)

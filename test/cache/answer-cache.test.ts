@@ -73,7 +73,9 @@ t.test('If-None-Match with the current ETag: 304 and 0 chain requests; Cache-Con
   const status = await app.inject('/v1/status')
   t.equal(status.headers['cache-control'], 'public, max-age=31536000, immutable', 'a pure route')
   t.equal((await app.inject({ url: '/v1/status', headers: { 'if-none-match': status.headers.etag as string } })).statusCode, 304)
-  const verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
+  // The first verification starts the worker: on a busy machine it can pass its time limit (503).
+  let verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
+  for (let tries = 1; verified.statusCode === 503 && tries < 5; tries++) verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
   t.equal(verified.statusCode, 200)
   t.equal(verified.headers['cache-control'], 'public, max-age=31536000, immutable', 'fixed by its height')
   t.equal((await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)).headers['x-cache'], 'hit')
@@ -154,10 +156,11 @@ t.test('the cache settings are validated at boot, naming the variable', async (t
   const { loadConfig } = await import('../../src/config.js')
   const base = { CHAIN_REST_URL: 'http://127.0.0.1:1317' }
   const config = loadConfig(base)
-  t.equal(config.cacheBytes, 0, 'no answer cache unless asked for')
+  t.equal(config.cacheBytes, 64 * 1024 * 1024, 'on by default: 64MiB')
   t.equal(config.maxNodeLag, 2)
   t.equal(config.headMaxAgeMs, 1000)
-  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '64MiB' }).cacheBytes, 64 * 1024 * 1024)
+  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '16MiB' }).cacheBytes, 16 * 1024 * 1024)
+  t.equal(loadConfig({ ...base, EDGE_API_CACHE_SIZE: '0' }).cacheBytes, 0, '0: no answer cache')
   for (const [variable, value] of [['EDGE_API_CACHE_SIZE', '2GiB'], ['EDGE_API_CACHE_SIZE', '2048MiB'], ['EDGE_API_MAX_NODE_LAG', '-1'], ['EDGE_API_MAX_NODE_LAG', '1001'], ['EDGE_API_HEAD_MAX_AGE', '0'], ['EDGE_API_HEAD_MAX_AGE', '2m']] as const) {
     t.throws(() => loadConfig({ ...base, [variable]: value }), { variable, message: new RegExp(`^${variable}=`) }, `${variable}=${value}`)
   }

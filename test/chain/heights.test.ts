@@ -31,10 +31,12 @@ function readHeights (sim: ChainSimulator): { asked: Array<number | undefined>, 
 for (const cache of ['0', '1MiB']) {
   t.test(`a block lands before every chain read of every multi-call route: 0 answers mixing heights (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
     const { clock, sims: [sim] } = await nodes(t, [0])
-    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache } })
     sim!.onRequest = () => clock.advance()
     let previous = 0
     for (const url of MULTI_CALL_ROUTES) {
+      // A replica of its own per route: with the cache, the fixed-height reads one route made
+      // (the epoch participants' proof, block and validator set) would spare the next its calls.
+      const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache } })
       sim!.resetCounts()
       const res = await app.inject(url)
       t.equal(res.statusCode, 200, url)
@@ -169,4 +171,33 @@ t.test('no node tells its head: 503, and the lag of an unknown head is 0', async
   const text = await metrics!.scrape()
   t.match(text, /edge_api_chain_node_lag\{node="2"\} 0/)
   t.match(text, /edge_api_chain_head_height\{node="1"\} 0/)
+})
+
+t.test('a head poll that fails once (a keep-alive connection the node closed) is asked again at once: no 503', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  let polls = 0
+  sim!.onRequest = (pathname) => {
+    if (pathname !== LATEST_BLOCK_PATH) return
+    // The first poll's connection is dropped; the second is answered.
+    if (++polls === 1) sim!.drop(LATEST_BLOCK_PATH)
+    else sim!.clearFaults()
+  }
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 200)
+  t.equal(polls, 2, 'two poll rounds')
+  t.equal(Number(res.headers['x-block-height']), sim!.head)
+})
+
+t.test('a node whose latest block tells no height (neither the body nor the header) confirms no head: 503 after two rounds', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  sim!.override(LATEST_BLOCK_PATH, { block: { header: {} } })
+  sim!.tellsHeight = false
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  sim!.resetCounts()
+  const res = await app.inject('/v1/epochs/latest')
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { message: 'chain unavailable' })
+  t.equal(sim!.count(LATEST_BLOCK_PATH), 2, 'asked twice')
+  t.equal(sim!.count('/productscience'), 0, 'no read without a head')
 })
