@@ -11,6 +11,7 @@ import { accessLog, logArrival } from './http/access-log.js'
 import type { LoadShedding } from './http/admission.js'
 import { ClientErrors, requireHost } from './http/client-errors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
+import { lazySchemaCompilers } from './http/lazy-schemas.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
 import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
@@ -84,6 +85,8 @@ export async function buildApp (options: AppOptions) {
     // not the router's 404 (Fastify's default limit is 100 characters).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,
+    // Each route's validators and serializers are compiled by its first request, not at start.
+    schemaController: lazySchemaCompilers(),
     ajv: { customOptions: { verbose: true, keywords: ['x-error', 'x-proto-enum', 'x-go-int', 'x-api-enum', 'x-api-bytes'] } },
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -178,12 +178,21 @@ function untagged (request: FastifyRequest, reply: FastifyReply, payload: unknow
   // A cache hit is already tagged with its key's tag.
   if (request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) return payload
   // Serialized JSON or text: a string.
-  const etag = `"${digest(payload as string)}"`
+  const etag = bodyTag(payload as string)
   reply.header('etag', etag)
   reply.header('cache-control', request.routeOptions.config.answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL)
   if (!matchesTag(request.headers['if-none-match'], etag)) return payload
   reply.code(304)
   return ''
+}
+
+// The last body tagged, and its tag: most of these answers repeat (/v1/status, /v1/versions),
+// and a SHA-1 per request was ~4% of serving /v1/status (BENCHMARKS.md, hot path).
+let lastTagged = { body: '', etag: '' }
+
+function bodyTag (body: string): string {
+  if (body !== lastTagged.body) lastTagged = { body, etag: `"${digest(body)}"` }
+  return lastTagged.etag
 }
 
 /** The route with its parameters and the query parameters its schema declares (others cannot change the answer). */
