@@ -399,20 +399,21 @@ export class ChainClient implements ChainReader {
 
   /** A read's attempts one after the other: the next node only when one fails to answer. */
   async #failover (first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
-    let node = first
-    for (let attempt = 1; ; attempt++) {
-      tried.add(node)
-      node.inFlight++
-      let result: Outcome
+    let node: ChainNode | undefined = first
+    let attempt = 0
+    let result: Outcome
+    do {
+      const asked: ChainNode = node
+      tried.add(asked)
+      asked.inFlight++
       try {
-        result = await this.#exchange(node, target, signal, timedOut, this.#timeoutMs, attempt, height)
+        result = await this.#exchange(asked, target, signal, timedOut, this.#timeoutMs, ++attempt, height)
       } finally {
-        node.inFlight--
+        asked.inFlight--
       }
-      const next = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried, suits)
-      if (next === undefined) return result
-      node = next
-    }
+      node = result.ok || !result.tryNext ? undefined : this.#nodes.pick(tried, suits)
+    } while (node !== undefined)
+    return result
   }
 
   /**
