@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
+import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
 
@@ -97,7 +97,9 @@ export class ServerSpans {
   #context (requestTrace: RequestTrace): Context {
     if (requestTrace.context !== undefined) return requestTrace.context
     const { request, route } = requestTrace
-    const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, HEADER_GETTER)
+    // Node's headers are lower-cased already, as the propagator asks for them (a repeated one it
+    // takes as an array).
+    const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
     const query = request.url.indexOf('?')
     const attributes: Attributes = {
       'http.request.method': request.method,
@@ -134,16 +136,5 @@ export class ServerSpans {
       }
     }
     span.end()
-  }
-}
-
-/** Fastify's headers are already lower-cased: a plain lookup, first value of a repeated one. */
-const HEADER_GETTER = {
-  get (headers: FastifyRequest['headers'], key: string): string | undefined {
-    const value = headers[key]
-    return Array.isArray(value) ? value[0] : value
-  },
-  keys (headers: FastifyRequest['headers']): string[] {
-    return Object.keys(headers)
   }
 }

@@ -37,8 +37,8 @@ export class SpanQueue implements SpanProcessor {
           done(result)
         })
       },
-      shutdown: () => inner.shutdown(),
-      forceFlush: async () => inner.forceFlush?.()
+      // No forceFlush: the SDK's batch processor never asks its exporter for one.
+      shutdown: () => inner.shutdown()
     }
     this.#batch = new BatchSpanProcessor(exporter, {
       maxQueueSize: options.maxQueueSize,
