@@ -27,7 +27,7 @@ t.test('six concurrent 64 MB chain answers: 502 each, peak RSS under 400 MB, and
   }
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
-  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'info' }, { coverage: false })
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'info' })
   t.teardown(() => main.child.kill('SIGKILL'))
   const origin = `http://127.0.0.1:${await main.port()}`
   const pid = main.child.pid as number

@@ -98,7 +98,7 @@ function rssMB (pid: number): number {
 t.test('clients that pipeline 400 × GET /openapi.json and never read cost a bounded amount of memory', async (t) => {
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
-  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0' }, { coverage: false })
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0' })
   t.teardown(() => main.child.kill('SIGKILL'))
   const port = await main.port()
   const pid = main.child.pid as number

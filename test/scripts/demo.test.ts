@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { freePorts } from '../fixtures/e2e/replica.js'
 import { until } from '../fixtures/wait.js'
+import { NOT_MEASURED } from '../fixtures/main-process.js'
 
 // `npm run demo` as a user runs it (tsx scripts/demo.ts), with the optional routes on and the
 // metrics port taken: it says where metrics went, and the optional routes' curl lines work
@@ -22,12 +23,11 @@ t.teardown(() => holder.close())
 const [port] = await freePorts(1)
 // tsx as a loader rather than its CLI, which relays Ctrl-C a second time under load (a second
 // Ctrl-C means "force" to the demo).
-// Not measured for coverage: tap would record the demo and the src/main.ts it starts, but
-// tsx keeps its source maps in memory, so that code could not be mapped back to src/ and
-// each of its functions would count a second time, never called (it cost the suite 7% of
-// its function coverage). What the demo runs is src/, covered by the rest of the suite.
+// Not measured for coverage (NOT_MEASURED): tsx keeps its source maps in memory, so what the
+// demo and its src/main.ts ran could not be mapped back to src/, and each of their functions
+// would count a second time, never called. What the demo runs is covered by the rest of the suite.
 const demo = spawn(process.execPath, ['--import', 'tsx', DEMO], {
-  env: { PATH: process.env.PATH, EDGE_API_PORT: String(port), EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true', EDGE_API_DRAIN_ANNOUNCE: '0', _TAPJS_PROCESSINFO_COVERAGE_: '0' },
+  env: { PATH: process.env.PATH, EDGE_API_PORT: String(port), EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true', EDGE_API_DRAIN_ANNOUNCE: '0', ...NOT_MEASURED },
   stdio: ['pipe', 'pipe', 'pipe']
 })
 let out = ''
