@@ -16,8 +16,6 @@ t.setTimeout(300_000)
 
 const SETS = '/cosmos/base/tendermint/v1beta1/validatorsets/'
 const INVALID_COMMIT = 'invalid commit signatures'
-// The worker thread starts under the test runner's TypeScript loader: seconds on a busy machine.
-const SLOW_START = { taskTimeLimitMs: 120_000 }
 /**
  * /healthz from a loopback client while a hostile request is handled. The issue's goal is
  * 100 ms; the machine running the tests is shared and loaded (load 4-10), so the bound is
@@ -26,7 +24,7 @@ const SLOW_START = { taskTimeLimitMs: 120_000 }
  */
 const HEALTHZ_BOUND_MS = 250
 
-const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: SLOW_START })
+const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } })
 await app.listen({ port: 0, host: '127.0.0.1' })
 const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 t.beforeEach(async () => {
@@ -165,7 +163,7 @@ t.test('a task past its time limit is 503 with Retry-After; the next one runs', 
 })
 
 t.test('verify-block bodies beyond the bytes held at once are 503 at once; their share comes back', async (t) => {
-  const { app: tight } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { ...SLOW_START, bodyBudget: 4096 } })
+  const { app: tight } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { bodyBudget: 4096 } })
   const over = await tight.inject({ method: 'POST', url: '/v1/verify-block', payload: deepBlockBody(1, 5000), headers: { 'content-type': 'application/json' } })
   t.equal(over.statusCode, 503)
   t.same(over.json(), { message: 'too many verifications in progress; retry shortly' })

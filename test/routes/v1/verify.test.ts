@@ -45,12 +45,8 @@ t.test('off by default: every optional route answers 403 before reading a body o
   t.equal(sim.count(), 0)
 })
 
-// The worker thread starts under the test runner's TypeScript loader: seconds on a busy
-// machine, past the 5 s task time limit (dist/main.js starts it in ~0.1 s). The limit itself
-// is tested with a short one.
-const SLOW_START = { taskTimeLimitMs: 120_000 }
 // One app for the rest (building one compiles every schema; slow on a loaded machine).
-const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: SLOW_START })
+const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } })
 t.beforeEach(async () => {
   sim.clearFaults()
   sim.resetCounts()
@@ -311,7 +307,7 @@ t.test('verify-proof: the Go decode messages, before any work', async (t) => {
 t.test('the routes\' own admission: beyond the running and queued verifications, 503 at once', async (t) => {
   t.equal(VERIFY_CONCURRENCY, 2)
   t.equal(VERIFY_QUEUE_LIMIT, 16)
-  const { app: small, sim: slowSim } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { ...SLOW_START, concurrency: 1, queueLimit: 1 } })
+  const { app: small, sim: slowSim } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { concurrency: 1, queueLimit: 1 } })
   slowSim.latency(300, SETS)
   const url = `/v1/debug/verify/${SIGNED_BASE + 2}`
   const running = small.inject(url)
@@ -329,7 +325,7 @@ t.test('the routes\' own admission: beyond the running and queued verifications,
 })
 
 t.test('a client that leaves while queued gives its slot straight back', async (t) => {
-  const { app: small, sim: slowSim, logs: smallLogs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { ...SLOW_START, concurrency: 1, queueLimit: 1 } })
+  const { app: small, sim: slowSim, logs: smallLogs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { concurrency: 1, queueLimit: 1 } })
   await small.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(small.server.address() as { port: number }).port}`
   slowSim.latency(400, SETS)
@@ -350,7 +346,7 @@ t.test('a client that leaves while queued gives its slot straight back', async (
 })
 
 t.test('a client that leaves while the chain is read gets no verification done', async (t) => {
-  const { app: small, sim: slowSim, logs: smallLogs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: SLOW_START })
+  const { app: small, sim: slowSim, logs: smallLogs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } })
   await small.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(small.server.address() as { port: number }).port}`
   // The client is gone by the time the validator set arrives.
