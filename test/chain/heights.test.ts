@@ -201,3 +201,21 @@ t.test('a node whose latest block tells no height (neither the body nor the head
   t.equal(sim!.count(LATEST_BLOCK_PATH), 2, 'asked twice')
   t.equal(sim!.count('/productscience'), 0, 'no read without a head')
 })
+
+t.test('ChainHeads without a log still judges lag (nothing is written)', async (t) => {
+  const { ChainHeads } = await import('../../src/chain/heights.js')
+  const heads = new ChainHeads({
+    nodeCount: 2,
+    maxLag: 2,
+    maxAgeMs: 1000,
+    log: undefined,
+    urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+    poll: async () => {
+      heads.observe(0, 100, true)
+      heads.observe(1, 90, true)
+    }
+  })
+  t.equal(await heads.latest(), 100)
+  t.ok(heads.lagging(1), 'the node 10 blocks behind lags')
+  t.notOk(heads.lagging(0))
+})
