@@ -11,7 +11,7 @@ serveCommands({ url: sim.url, pid: process.pid }, {
   latency: ({ ms, prefix }: { ms: number, prefix?: string }) => { sim.latency(ms, prefix) },
   slow: ({ ms, every, prefix }: { ms: number, every: number, prefix?: string }) => { sim.slow(ms, every, prefix) },
   clear: () => { sim.clearFaults() },
-  // A real node's cost and a block clock (benchmark 13); undefined / 0 turn them off again.
+  // A real node's cost and a block clock (benchmark 14); undefined / 0 turn them off again.
   capacity: ({ costMs, concurrency }: { costMs?: number, concurrency?: number }) => {
     sim.capacity(costMs === undefined || concurrency === undefined ? undefined : { costMs, concurrency })
   },

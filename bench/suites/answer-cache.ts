@@ -1,4 +1,4 @@
-// Benchmark 13: the per-block answer cache on a realistic chain (docs/heights-and-cache.md).
+// Benchmark 14: the per-block answer cache on a realistic chain (docs/heights-and-cache.md).
 // The simulator gets a real node's cost (each query holds one of a few slots for some
 // milliseconds: a few hundred queries per second) and a block every BLOCK_MS; edge-api as
 // deployed (dist/main.js), the cache on (64MiB) against off (0), the same hot routes in turn:
@@ -51,7 +51,7 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     // Closed loop: the same clients on each side, as fast as each answers; the raw-socket
     // generator (bench/lib/open-loop.ts, no rate), which costs far less per request than
     // autocannon on the two cores it shares with the server.
-    process.stderr.write('bench 13: closed loop, cache on / off\n')
+    process.stderr.write('bench 14: closed loop, cache on / off\n')
     const closed = { on: [] as OpenLoopResult[], off: [] as OpenLoopResult[] }
     for (let i = 0; i < rounds; i++) {
       for (const side of i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
@@ -67,13 +67,13 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     const gain = goodput.on / goodput.off
     raw.closed = { connections: CLOSED_CONNECTIONS, durationS: closedS, goodput, p99, non2xx, ratioPerRound: perRound, on: closed.on, off: closed.off }
     rows.push({
-      item: '13',
+      item: '14',
       what: `hot routes in turn, ${CLOSED_CONNECTIONS} connections closed loop, chain ${CHAIN_COST_MS} ms × ${CHAIN_CONCURRENCY} at once (≤ ${1000 / CHAIN_COST_MS * CHAIN_CONCURRENCY} queries/s), a block every ${BLOCK_MS / 1000} s: goodput (2xx/s) cache on / off, median of ${rounds} alternating rounds (per round: ${perRound.map((r) => ratio(r)).join(', ')}; not 2xx ${round(non2xx.on * 100, 1)}% / ${round(non2xx.off * 100, 1)}%)`,
       value: `${round(goodput.on, 0)} / ${round(goodput.off, 1)} = ${ratio(gain)}`,
       goal: `≥ ${GOODPUT_GOAL}× at the same p99 bound`,
       met: gain >= GOODPUT_GOAL && p99.on <= p99.off
     }, {
-      item: '13',
+      item: '14',
       what: 'the same runs, p99 cache on / off (the bound: the cache-off side\'s p99)',
       value: `${ms(p99.on)} / ${ms(p99.off)}`,
       goal: 'on ≤ off',
@@ -85,7 +85,7 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     // A replica's share behind a router, well under its capacity: on a shared two-core machine
     // a higher rate measures the machine's stalls more than the server (both sides alike).
     const rate = HIT_RATE
-    process.stderr.write(`bench 13: open loop at ${rate}/s, hits against /v1/status\n`)
+    process.stderr.write(`bench 14: open loop at ${rate}/s, hits against /v1/status\n`)
     const before = await heights(onUrl)
     // Hits and /v1/status interleaved in one run (hit, status, hit, status, …), each kind's
     // latency kept apart: both see the same machine, request by request. A shared machine's
@@ -124,19 +124,19 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     const cpu = { hits: median(cpuPerAnswer.hits), status: median(cpuPerAnswer.status) }
     raw.open = { rate, connections: OPEN_CONNECTIONS, durationS: openS, before, after, allHits, interleaved, p99RatioPerRound: hitRatios, lost, cpuPerAnswerUs: cpuPerAnswer }
     rows.push({
-      item: '13',
+      item: '14',
       what: `a cache hit's p99 / /v1/status's p99 at the same offered load: open loop at ${rate} req/s on the cache-on replica, hot routes and /v1/status interleaved request by request, blocks stopped (${allHits ? 'every hot read a hit' : 'NOT every hot read a hit'}); median of ${rounds} rounds' ratios (per round: ${hitRatios.map((r) => ratio(r)).join(', ')}; not 2xx or unanswered: ${lost}; the generator's own send lag p99 ${ms(generatorLag)})`,
       value: `${ms(hitP99)} / ${ms(statusP99)}: ${ratio(hitRatio)}`,
       goal: `≤ ${HIT_P99_GOAL}×`,
       met: allHits && lost === 0 && hitRatio <= HIT_P99_GOAL
     }, {
-      item: '13',
+      item: '14',
       what: 'the same runs, p50 hit / /v1/status',
       value: `${ms(hitP50)} / ${ms(statusP50)} = ${ratio(hitP50 / statusP50)}`,
       goal: 'reported',
       met: null
     }, {
-      item: '13',
+      item: '14',
       what: `edge-api CPU time (user + system, /proc) per answer, each kind alone at ${rate} req/s, ${rounds} alternating rounds: hit / /v1/status`,
       value: `${round(cpu.hits, 0)} µs / ${round(cpu.status, 0)} µs = ${ratio(cpu.hits / cpu.status)}`,
       goal: 'reported (≈ 1×)',
