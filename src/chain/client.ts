@@ -449,7 +449,8 @@ export class ChainClient implements ChainReader {
       return attempt
     }
     start(first, false)
-    let cancel: () => void = () => {}
+    // Set at once: a promise's executor runs before its constructor returns.
+    let cancel!: () => void
     let due: Promise<'due'> | undefined = new Promise((resolve) => {
       cancel = hedging.clock.after(hedging.delayMs(first.index), () => { resolve('due') })
     })

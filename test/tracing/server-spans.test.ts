@@ -105,3 +105,19 @@ t.test('a client that leaves before its answer: its span ends at once, as aborte
   await (await fetch(`${origin}/healthz`)).arrayBuffer()
   t.equal(receiver.spans.filter((s) => s.kind === SERVER).length, 1, 'still one server span')
 })
+
+t.test('a 5xx answer is the server\'s error: status ERROR, error.type its status code', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  sim.drop('/')
+  const res = await fetch(`${origin}/v1/epochs/latest`)
+  await res.arrayBuffer()
+  t.ok(res.status >= 500, `the chain node is gone: ${res.status}`)
+  const spans = await receiver.waitFor((s) => s.some((span) => span.kind === SERVER), 'the server span')
+  const server = spans.find((s) => s.kind === SERVER)!
+  t.equal(server.statusCode, 2, 'ERROR')
+  t.match(server.attributes, { 'http.response.status_code': res.status, 'error.type': String(res.status) })
+})
