@@ -25,6 +25,8 @@ const config = loadConfig({
   EDGE_API_HOST: '127.0.0.1',
   EDGE_API_PORT: '0',
   EDGE_API_METRICS_PORT: 'off',
+  // The path below the answer cache, as in startMain (bench/lib/servers.ts).
+  EDGE_API_CACHE_SIZE: '0',
   ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key === 'EDGE_API_OTEL_ENABLED' || key.startsWith('OTEL_')))
 })
 const poolOptions = poolJson === undefined ? undefined : JSON.parse(poolJson) as Pool.Options

@@ -91,6 +91,10 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
       EDGE_API_LOG_LEVEL: 'warn',
       // Metrics on, as deployed, on a port of its own: several may run at once.
       EDGE_API_METRICS_PORT: String(await freePort()),
+      // Benchmarks 1–13 measure the path below the answer cache (a request that reaches the
+      // chain, or costs what one does): with the cache on (the default), their repeated reads
+      // would be hits. Benchmark 14 measures the cache and sets it on and off itself.
+      EDGE_API_CACHE_SIZE: '0',
       ...env
     },
     stdio: ['ignore', stdout, 'inherit']

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
@@ -9,12 +9,17 @@ t.setTimeout(180_000)
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CLIENT_SPAN = '00f067aa0ba902b7'
 
-t.test('a trace of /v1/epochs/current/participants: one server span, child of the client\'s, with its chain spans as children', async (t) => {
+/** A traced service over a fresh chain simulator, exporting to a fresh OTLP/HTTP receiver. */
+async function tracedOverSimulator (t: Test) {
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
   const receiver = await OtlpReceiver.http()
   t.teardown(() => receiver.close())
-  const { origin } = await startTracedService(t, [sim.url], receiver)
+  return { sim, receiver, ...await startTracedService(t, [sim.url], receiver) }
+}
+
+t.test('a trace of /v1/epochs/current/participants: one server span, child of the client\'s, with its chain spans as children', async (t) => {
+  const { sim, receiver, origin } = await tracedOverSimulator(t)
   sim.resetCounts()
 
   const res = await fetch(`${origin}/v1/epochs/current/participants?x=1`, { headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`, 'x-request-id': 'trace-me' } })
@@ -54,11 +59,7 @@ t.test('a trace of /v1/epochs/current/participants: one server span, child of th
 })
 
 t.test('/healthz is not traced; /readyz, a 404 and a request without traceparent are (new root traces)', async (t) => {
-  const sim = await startChainSimulator()
-  t.teardown(() => sim.close())
-  const receiver = await OtlpReceiver.http()
-  t.teardown(() => receiver.close())
-  const { origin } = await startTracedService(t, [sim.url], receiver)
+  const { receiver, origin } = await tracedOverSimulator(t)
   for (const path of ['/healthz', '/readyz', '/nope?secret=1']) await (await fetch(`${origin}${path}`)).arrayBuffer()
   const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length >= 2, 'two server spans')
   const server = spans.filter((s) => s.kind === SERVER)
@@ -71,11 +72,7 @@ t.test('/healthz is not traced; /readyz, a 404 and a request without traceparent
 })
 
 t.test('the drain is visible: requests answered after the drain latch carry edge_api.draining', async (t) => {
-  const sim = await startChainSimulator()
-  t.teardown(() => sim.close())
-  const receiver = await OtlpReceiver.http()
-  t.teardown(() => receiver.close())
-  const { origin, service } = await startTracedService(t, [sim.url], receiver)
+  const { receiver, origin, service } = await tracedOverSimulator(t)
   await (await fetch(`${origin}/v1/status`)).arrayBuffer()
   service.readiness.beginDrain()
   await (await fetch(`${origin}/v1/status`)).arrayBuffer()
@@ -85,11 +82,7 @@ t.test('the drain is visible: requests answered after the drain latch carry edge
 })
 
 t.test('a client that leaves before its answer: its span ends at once, as aborted, and only once', async (t) => {
-  const sim = await startChainSimulator()
-  t.teardown(() => sim.close())
-  const receiver = await OtlpReceiver.http()
-  t.teardown(() => receiver.close())
-  const { origin } = await startTracedService(t, [sim.url], receiver)
+  const { sim, receiver, origin } = await tracedOverSimulator(t)
   sim.latency(400)
   const left = new AbortController()
   const asked = fetch(`${origin}/v1/epochs/latest`, { signal: left.signal })
@@ -107,11 +100,7 @@ t.test('a client that leaves before its answer: its span ends at once, as aborte
 })
 
 t.test('a 5xx answer is the server\'s error: status ERROR, error.type its status code', async (t) => {
-  const sim = await startChainSimulator()
-  t.teardown(() => sim.close())
-  const receiver = await OtlpReceiver.http()
-  t.teardown(() => receiver.close())
-  const { origin } = await startTracedService(t, [sim.url], receiver)
+  const { sim, receiver, origin } = await tracedOverSimulator(t)
   sim.drop('/')
   const res = await fetch(`${origin}/v1/epochs/latest`)
   await res.arrayBuffer()
