@@ -118,8 +118,9 @@ export class ServerSpans {
     return requestTrace.context
   }
 
+  // Called once: onRequestAbort ends an abandoned request's span, and Fastify runs no
+  // onResponse for it (test/tracing/server-spans.test.ts: a client that leaves).
   #end (requestTrace: RequestTrace, statusCode: number | undefined, draining: boolean): void {
-    if (requestTrace.ended) return
     this.#context(requestTrace)
     requestTrace.ended = true
     const span = requestTrace.span as Span
