@@ -1,0 +1,106 @@
+// CPU per request of dist/main.js processes, tracing on (every request sampled, OTLP/HTTP
+// protobuf to a collector stand-in in this process that answers every export), on with no
+// request sampled (always_off: the cost of the hooks alone), or off, side by
+// side in alternating rounds (the order rotates each round): a quicker, focused subset of
+// bench 12's first part, which also takes other builds, e.g. the commit before a change.
+//   npx tsx bench/tracing-cpu.ts off=dist/main.js:off on=dist/main.js:on before=/tmp/base/dist/main.js:on
+//   (BPATH=/v1/status or a participant path, ROUNDS=9, RUN_S=2)
+// Prints each side's median µs per request and the median of each round's ratio to the first side.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { PARTICIPANTS } from '../test/fixtures/chain-simulator/data/participants.js'
+import { Load } from './lib/load.js'
+import { freePort } from './lib/ports.js'
+import { cpuMs, startSim } from './lib/servers.js'
+import { median } from './lib/stats.js'
+
+const specs = process.argv.slice(2).map((arg) => {
+  const match = /^([^=]+)=(.+):(on|off|always_off)$/.exec(arg)
+  if (match === null) throw new Error(`usage: npx tsx bench/tracing-cpu.ts label=path/to/main.js:on|off|always_off …  (got ${arg})`)
+  return { label: match[1] as string, main: match[2] as string, sampler: match[3] === 'on' ? 'always_on' : match[3] === 'off' ? undefined : match[3] }
+})
+if (specs.length < 2) throw new Error('give at least two sides')
+
+const sink = createServer((req, res) => {
+  req.resume()
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end())
+})
+sink.listen(0, '127.0.0.1')
+await once(sink, 'listening')
+const collector = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
+
+const sim = await startSim()
+const load = await Load.start()
+async function start (main: string, sampler: string | undefined) {
+  const port = await freePort()
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    CHAIN_REST_URL: sim.url,
+    EDGE_API_PORT: String(port),
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    EDGE_API_LOG_LEVEL: 'warn',
+    EDGE_API_METRICS_PORT: String(await freePort()),
+    // Chain reads reach the chain (as in bench 12): the answer cache would hide them.
+    EDGE_API_CACHE_SIZE: '0',
+    // No delay-based shedding: a saturated run measures the work (bench 12's shedding off).
+    EDGE_API_SHED_DELAY: '0'
+  }
+  if (sampler !== undefined) Object.assign(env, { EDGE_API_OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: sampler })
+  const child = spawn(process.execPath, [main], { env, stdio: 'ignore' })
+  for (let i = 0; i < 500; i++) {
+    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, stop: async () => { child.kill('SIGKILL'); await once(child, 'exit') } }
+}
+
+const sides = await Promise.all(specs.map(async (spec) => ({ ...spec, server: await start(spec.main, spec.sampler) })))
+const path = process.env.BPATH ?? '/v1/status'
+const paths = path === 'participants' ? PARTICIPANTS.map((p) => `/v1/participants/${p.address}`) : [path]
+const runS = Number(process.env.RUN_S ?? 2)
+// RATE=n: every side at once, n requests/s each (open loop, one generator per side), so the
+// machine's load of the moment falls on all sides alike; otherwise one side at a time, as many
+// requests as 10 connections get answered (closed loop, bench 12's way).
+const rate = Number(process.env.RATE ?? 0)
+const generators = rate > 0 ? await Promise.all(sides.map(async () => await Load.start())) : []
+const cpu = new Map(sides.map((side) => [side.label, [] as number[]]))
+let failed = 0
+for (let round = 0; round < Number(process.env.ROUNDS ?? 9); round++) {
+  if (rate > 0) {
+    const run = async (durationS: number) => await Promise.all(sides.map(async (side, i) => await (generators[i] as Load).open({ origin: side.server.url, paths, rate, durationS, connections: 20 })))
+    await run(1)
+    const before = await Promise.all(sides.map(async (side) => await cpuMs(side.server.pid)))
+    const results = await run(runS)
+    const after = await Promise.all(sides.map(async (side) => await cpuMs(side.server.pid)))
+    sides.forEach((side, i) => {
+      const result = results[i] as Awaited<ReturnType<Load['open']>>
+      const ok = Object.entries(result.statusCodes).reduce((n, [code, count]) => n + (code.startsWith('2') ? count : 0), 0)
+      failed += result.scheduled - ok
+      cpu.get(side.label)?.push(((after[i] as number) - (before[i] as number)) * 1000 / ok)
+    })
+    continue
+  }
+  const order = sides.map((_, i) => sides[(i + round) % sides.length] as typeof sides[number])
+  for (const side of order) {
+    await load.run({ url: side.server.url, paths, connections: 10, durationS: 1 })
+    const before = await cpuMs(side.server.pid)
+    const result = await load.run({ url: side.server.url, paths, connections: 10, durationS: runS })
+    cpu.get(side.label)?.push((await cpuMs(side.server.pid) - before) * 1000 / result.requests)
+    failed += result.errors + result.non2xx
+  }
+}
+const first = cpu.get((sides[0] as typeof sides[number]).label) as number[]
+for (const side of sides) {
+  const values = cpu.get(side.label) as number[]
+  const ratios = values.map((v, i) => v / (first[i] as number))
+  console.log(`${path} ${side.label}: ${median(values).toFixed(1)} µs CPU/request; / ${sides[0]?.label} ${median(ratios).toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(2)).join(' ')})`)
+}
+console.log(`failed or non-2xx: ${failed}`)
+for (const side of sides) await side.server.stop()
+await load.stop()
+for (const generator of generators) await generator.stop()
+await sim.stop()
+sink.close()
