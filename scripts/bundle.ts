@@ -36,6 +36,44 @@ const unbundled: Plugin = {
   }
 }
 
+// prom-client requires @opentelemetry/api as it loads, for exemplars, which edge-api never
+// turns on; with tracing off that require alone was about 20 ms of a start's CPU (finding and
+// compiling the API's files in node_modules). prom-client gets the API on first use instead.
+const lazyOtelApi: Plugin = {
+  name: 'lazy-otel-api',
+  setup (build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      args.importer.includes('/node_modules/prom-client/') ? { path: '@opentelemetry/api', namespace: 'lazy-otel-api' } : undefined)
+    build.onLoad({ filter: /.*/, namespace: 'lazy-otel-api' }, () => ({
+      contents: "let api\nmodule.exports = new Proxy({}, { get: (_target, key) => (api ??= require('@opentelemetry/api'))[key] })\n",
+      loader: 'js'
+    }))
+  }
+}
+
+// src/ takes only Pool from undici (test/deploy/bundle.test.ts checks). undici's index.js loads
+// everything else too (fetch, WebSocket, cookies, mocks, caches), and its cookies module reads
+// globalThis.Headers, which makes Node load its own copy of undici as well: about 40 ms of a
+// start's CPU. The bundle takes Pool as index.js assembles it: the class, with the request
+// API on Dispatcher's prototype.
+const undiciPool: Plugin = {
+  name: 'undici-pool',
+  setup (build) {
+    build.onResolve({ filter: /^undici$/ }, (args) =>
+      args.importer.startsWith(join(root, 'src')) ? { path: 'undici', namespace: 'undici-pool' } : undefined)
+    build.onLoad({ filter: /.*/, namespace: 'undici-pool' }, () => ({
+      contents: [
+        "const Dispatcher = require('undici/lib/dispatcher/dispatcher')",
+        "Object.assign(Dispatcher.prototype, require('undici/lib/api'))",
+        "module.exports = { Pool: require('undici/lib/dispatcher/pool') }",
+        ''
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: root
+    }))
+  }
+}
+
 const result = await build({
   absWorkingDir: root,
   entryPoints: { main: 'src/main.ts' },
@@ -52,7 +90,7 @@ const result = await build({
   external: ['@opentelemetry/*', '@grpc/*', 'piscina'],
   // CommonJS dependencies (fastify, pino, undici …) call require(): the bundle gives them one.
   banner: { js: "import { createRequire as __edgeApiCreateRequire } from 'node:module'; const require = __edgeApiCreateRequire(import.meta.url);" },
-  plugins: [unbundled],
+  plugins: [unbundled, lazyOtelApi, undiciPool],
   metafile: true,
   logLevel: 'warning'
 })
@@ -64,9 +102,12 @@ for (const output of Object.keys(result.metafile.outputs).filter((file) => file.
 
 interface SourceMap { sources: string[], sourcesContent?: Array<string | null>, mappings: string, names: string[] }
 
-/** The map without the dependencies' sources: their code maps to nothing (as if unmapped). */
+/**
+ * The map with src/'s sources only: the dependencies' code, and the plugins' few lines above,
+ * maps to nothing (as if unmapped).
+ */
 function ownSourcesOnly (map: SourceMap): SourceMap {
-  const kept = map.sources.map((source) => !source.split('/').includes('node_modules'))
+  const kept = map.sources.map((source) => source.startsWith('../src/'))
   const index = new Map<number, number>()
   kept.forEach((keep, i) => { if (keep) index.set(i, index.size) })
   // Segments are deltas from the previous one (the source index, line and column, and name

@@ -1,7 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { freePorts } from '../fixtures/e2e/replica.js'
 import { builtMain } from '../fixtures/dist-main.js'
+import { startMain } from '../fixtures/main-process.js'
 
 // dist/main.js as `npm run build` leaves it (scripts/bundle.ts): one file for the start, what
 // is loaded on demand left out of it, and a source map that leads back to src/ alone.
@@ -33,4 +37,39 @@ t.test('its source map names src/ only, so tests that run it count toward src/\'
   t.same(map.sources.filter((s) => !s.startsWith('../src/')), [], 'no dependency sources (tap would drop the whole file)')
   t.ok(map.sources.includes('../src/main.ts') && map.sources.includes('../src/app.ts'), 'and the service\'s own modules are there')
   t.ok(map.mappings.length > 0)
+})
+
+t.test('a start with the optional routes and tracing off (the defaults) loads neither piscina nor OpenTelemetry', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(async () => { await sim.close() })
+  const loaded = join(t.testdir({}), 'loaded.txt')
+  const [metricsPort] = await freePorts(1) as [number]
+  const main = startMain({
+    CHAIN_REST_URL: sim.url,
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_PORT: '0',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    // Metrics on, as deployed: prom-client asks for @opentelemetry/api as it loads (exemplars).
+    EDGE_API_METRICS_PORT: String(metricsPort),
+    NODE_OPTIONS: `--require ${fileURLToPath(new URL('../fixtures/loaded-modules.cjs', import.meta.url))}`,
+    LOADED_MODULES_FILE: loaded
+  })
+  t.teardown(() => { if (main.child.exitCode === null) main.child.kill('SIGKILL') })
+  const port = await main.port()
+  const res = await fetch(`http://127.0.0.1:${port}/v1/status`)
+  t.equal(res.status, 200, 'it serves')
+  main.child.kill('SIGTERM')
+  t.equal((await main.exited).code, 0)
+  const files = readFileSync(loaded, 'utf8').split('\n')
+  t.ok(files.some((file) => file.endsWith('loaded-modules.cjs')), 'the list is the child\'s own')
+  t.same(files.filter((file) => /node_modules\/(piscina|@opentelemetry)\//.test(file)), [], 'loaded when first needed instead')
+})
+
+t.test('src/ takes only Pool from undici, the part of it the bundle holds (scripts/bundle.ts)', async (t) => {
+  const src = fileURLToPath(new URL('../../src/', import.meta.url))
+  const imports = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .flatMap((file) => [...readFileSync(join(src, file), 'utf8').matchAll(/^import (.*) from 'undici'$/gm)].map(([, what]) => what))
+  t.same([...new Set(imports)].sort(), ['type { Pool }', '{ Pool }'])
+  t.notOk(text.includes('node_modules/undici/index.js'), 'undici\'s index (fetch, WebSocket, mocks …) is not in the bundle')
 })
