@@ -1,37 +1,49 @@
 // The second half of `npm run build`: dist/main.js, the entry point the image, the tests and
-// the benchmarks run, becomes one file holding src/ and the dependencies it loads at start.
+// the benchmarks run, loads one file holding src/ and the dependencies it loads at start,
+// dist/bundle/main.cjs, with a V8 code cache of it made here.
 // Node 20 spends most of a start finding, reading and compiling ~2,000 module files
 // (typebox alone has 700, most of them never used); one file, the unused code left out, starts
-// in about 0.6× the CPU time (BENCHMARKS.md, cold start). tsc's per-module output stays
-// beside it in dist/: the benchmarks' in-process children import it, and so does the bundle
-// for the modules listed below.
+// in about 0.6× the CPU time, and its code cache takes another third off (BENCHMARKS.md, cold
+// start). tsc's per-module output stays beside it in dist/: the benchmarks' in-process
+// children import it.
 //
-// Left out of the bundle, loaded from node_modules or dist/ when first needed:
-// - what is imported only on demand (tracing's SDK and exporters): split into chunks of
-//   their own (dist/bundle/), never read when tracing is off;
-// - the verify worker pool (src/verify/workers.ts): Piscina starts its thread from the file
-//   next to that module, dist/verify/worker.js, which a bundled copy would not find.
+// Why CommonJS: Node 20 has no compile cache for ES modules (module.enableCompileCache is
+// 22.1+), but a vm.Script takes V8's cachedData. dist/main.js (scripts/main-loader.js) compiles
+// the bundle as a CommonJS module with the cache, and without it when the cache is missing or
+// V8 refuses it (another Node or other flags): slower, never different.
+//
+// Left out of the bundle, loaded from node_modules when first needed: tracing's SDK and
+// exporters (imported on demand) and piscina (required by the verify pool's first task).
 // Source maps point at src/ only, for stack traces and for the coverage of the tests that run
 // dist/main.js: tap leaves out the whole of a file whose map names any node_modules source.
-import { readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
-
-/** Modules of src/ whose imports stay imports of tsc's dist/ output (paths without .ts). */
-const UNBUNDLED = ['verify/workers']
+const BUNDLE = join(root, 'dist/bundle/main.cjs')
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
-const unbundled: Plugin = {
-  name: 'unbundled',
+// Each module of src/ keeps the import.meta.url of its tsc output (dist/<path>.js), so what
+// it finds next to itself (build-info.json, the verify worker, package.json) is where it was;
+// src/main.ts's top-level await becomes a call (a CommonJS module has no top-level await, and
+// main() handles its own failures).
+const ownUrls: Plugin = {
+  name: 'own-urls',
   setup (build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      const target = relative(join(root, 'src'), resolve(dirname(args.importer), args.path)).replace(/\.js$/, '')
-      // Relative to dist/main.js, where the import ends up.
-      return UNBUNDLED.includes(target) ? { path: `./${target}.js`, external: true } : undefined
+    build.onLoad({ filter: /\/src\/.*\.ts$/ }, (args) => {
+      const compiled = relative(join(root, 'dist/bundle'), join(root, 'dist', relative(join(root, 'src'), args.path))).replace(/\.ts$/, '.js')
+      let text = readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `new URL(${JSON.stringify(compiled)}, __bundleUrl).href`)
+      if (args.path === join(root, 'src/main.ts')) {
+        const withoutAwait = text.replace(/^await main\(\)$/m, 'void main()')
+        if (withoutAwait === text) throw new Error('src/main.ts: no top-level `await main()` to turn into a call')
+        text = withoutAwait
+      }
+      return { contents: text, loader: 'ts' }
     })
   }
 }
@@ -74,28 +86,32 @@ const undiciPool: Plugin = {
   }
 }
 
+rmSync(join(root, 'dist/bundle'), { recursive: true, force: true })
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { main: 'src/main.ts' },
-  outdir: 'dist',
-  chunkNames: 'bundle/[name]-[hash]',
+  entryPoints: ['src/main.ts'],
+  outfile: BUNDLE,
   bundle: true,
-  splitting: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   sourcemap: true,
   // Only what the code imports: @opentelemetry/* and @grpc/* are imported on demand, and
-  // piscina only by the unbundled worker pool.
+  // piscina is required by the verify pool's first task.
   external: ['@opentelemetry/*', '@grpc/*', 'piscina'],
-  // CommonJS dependencies (fastify, pino, undici …) call require(): the bundle gives them one.
-  banner: { js: "import { createRequire as __edgeApiCreateRequire } from 'node:module'; const require = __edgeApiCreateRequire(import.meta.url);" },
-  plugins: [unbundled, lazyOtelApi, undiciPool],
+  // import() of those becomes a require() when it runs: a function compiled from V8's code
+  // cache has lost the vm.Script's import() callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
+  // and each of them has a CommonJS build.
+  supported: { 'dynamic-import': false },
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  plugins: [ownUrls, lazyOtelApi, undiciPool],
   metafile: true,
   logLevel: 'warning'
 })
+copyFileSync(join(root, 'scripts/main-loader.js'), join(root, 'dist/main.js'))
+await writeCodeCache()
 
-for (const output of Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js.map'))) {
+for (const output of Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.map'))) {
   const file = join(root, output)
   writeFileSync(file, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(file, 'utf8')) as SourceMap)))
 }
@@ -107,7 +123,7 @@ interface SourceMap { sources: string[], sourcesContent?: Array<string | null>, 
  * maps to nothing (as if unmapped).
  */
 function ownSourcesOnly (map: SourceMap): SourceMap {
-  const kept = map.sources.map((source) => source.startsWith('../src/'))
+  const kept = map.sources.map((source) => source.startsWith('../../src/'))
   const index = new Map<number, number>()
   kept.forEach((keep, i) => { if (keep) index.set(i, index.size) })
   // Segments are deltas from the previous one (the source index, line and column, and name
@@ -174,4 +190,37 @@ function encodeVlq (value: number): string {
     out += BASE64[digit]
   } while (rest > 0)
   return out
+}
+
+/**
+ * Runs dist/main.js once (no chain: a closed port; metrics off), answers a few requests and
+ * stops it: the loader then writes the code cache of every function the start and those
+ * answers compiled, the ones V8 compiles lazily included.
+ */
+async function writeCodeCache (): Promise<void> {
+  const child = spawn(process.execPath, [join(root, 'dist/main.js')], {
+    env: {
+      PATH: process.env.PATH,
+      EDGE_API_WRITE_CODE_CACHE: '1',
+      CHAIN_REST_URL: 'http://127.0.0.1:9',
+      EDGE_API_HOST: '127.0.0.1',
+      EDGE_API_PORT: '0',
+      EDGE_API_METRICS_PORT: 'off',
+      EDGE_API_DRAIN_ANNOUNCE: '0'
+    },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let out = ''
+  let port: number | undefined
+  child.stdout.setEncoding('utf8')
+  for await (const chunk of child.stdout) {
+    out += chunk as string
+    const listening = out.split('\n').map((line) => { try { return JSON.parse(line) as { msg?: string, port?: number } } catch { return {} } }).find((line) => line.msg === 'listening')
+    if (listening !== undefined) { port = listening.port; break }
+  }
+  if (port === undefined) throw new Error(`dist/main.js did not start for its code cache: ${out}`)
+  for (const path of ['/healthz', '/readyz', '/v1/status', '/v1/nowhere']) await fetch(`http://127.0.0.1:${port}${path}`).then(async (res) => await res.arrayBuffer())
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit') as [number | null]
+  if (code !== 0) throw new Error(`dist/main.js exited with ${code} while making its code cache`)
 }
