@@ -210,15 +210,16 @@ async function writeCodeCache (): Promise<void> {
     },
     stdio: ['ignore', 'pipe', 'inherit']
   })
+  // Read to the end (a log reader that stops would fill the pipe), the port from "listening".
   let out = ''
-  let port: number | undefined
-  child.stdout.setEncoding('utf8')
-  for await (const chunk of child.stdout) {
-    out += chunk as string
-    const listening = out.split('\n').map((line) => { try { return JSON.parse(line) as { msg?: string, port?: number } } catch { return {} } }).find((line) => line.msg === 'listening')
-    if (listening !== undefined) { port = listening.port; break }
-  }
-  if (port === undefined) throw new Error(`dist/main.js did not start for its code cache: ${out}`)
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+      const listening = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out)
+      if (listening !== null) resolve(Number(listening[1]))
+    })
+    child.once('exit', () => { reject(new Error(`dist/main.js did not start for its code cache: ${out}`)) })
+  })
   for (const path of ['/healthz', '/readyz', '/v1/status', '/v1/nowhere']) await fetch(`http://127.0.0.1:${port}${path}`).then(async (res) => await res.arrayBuffer())
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit') as [number | null]
