@@ -1,72 +1,129 @@
 // The second half of `npm run build`: dist/main.js, the entry point the image, the tests and
-// the benchmarks run, becomes one file holding src/ and the dependencies it loads at start.
+// the benchmarks run, loads one file holding src/ and the dependencies it loads at start,
+// dist/bundle/main.cjs, with a V8 code cache of it made here.
 // Node 20 spends most of a start finding, reading and compiling ~2,000 module files
 // (typebox alone has 700, most of them never used); one file, the unused code left out, starts
-// in about 0.6× the CPU time (BENCHMARKS.md, cold start). tsc's per-module output stays
-// beside it in dist/: the benchmarks' in-process children import it, and so does the bundle
-// for the modules listed below.
+// in about 0.6× the CPU time, and its code cache takes another third off (BENCHMARKS.md, cold
+// start). tsc's per-module output stays beside it in dist/: the benchmarks' in-process
+// children import it.
 //
-// Left out of the bundle, loaded from node_modules or dist/ when first needed:
-// - what is imported only on demand (tracing's SDK and exporters): split into chunks of
-//   their own (dist/bundle/), never read when tracing is off;
-// - the verify worker pool (src/verify/workers.ts): Piscina starts its thread from the file
-//   next to that module, dist/verify/worker.js, which a bundled copy would not find.
+// Why CommonJS: Node 20 has no compile cache for ES modules (module.enableCompileCache is
+// 22.1+), but a vm.Script takes V8's cachedData. dist/main.js (scripts/main-loader.js) compiles
+// the bundle as a CommonJS module with the cache, and without it when the cache is missing or
+// V8 refuses it (another Node or other flags): slower, never different.
+//
+// Left out of the bundle, loaded from node_modules when first needed: tracing's SDK and
+// exporters (imported on demand) and piscina (required by the verify pool's first task).
 // Source maps point at src/ only, for stack traces and for the coverage of the tests that run
 // dist/main.js: tap leaves out the whole of a file whose map names any node_modules source.
-import { readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
-
-/** Modules of src/ whose imports stay imports of tsc's dist/ output (paths without .ts). */
-const UNBUNDLED = ['verify/workers']
+const BUNDLE = join(root, 'dist/bundle/main.cjs')
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
-const unbundled: Plugin = {
-  name: 'unbundled',
+// Each module of src/ keeps the import.meta.url of its tsc output (dist/<path>.js), so what
+// it finds next to itself (build-info.json, the verify worker, package.json) is where it was;
+// src/main.ts's top-level await becomes a call (a CommonJS module has no top-level await, and
+// main() handles its own failures).
+const ownUrls: Plugin = {
+  name: 'own-urls',
   setup (build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      const target = relative(join(root, 'src'), resolve(dirname(args.importer), args.path)).replace(/\.js$/, '')
-      // Relative to dist/main.js, where the import ends up.
-      return UNBUNDLED.includes(target) ? { path: `./${target}.js`, external: true } : undefined
+    build.onLoad({ filter: /\/src\/.*\.ts$/ }, (args) => {
+      const compiled = relative(join(root, 'dist/bundle'), join(root, 'dist', relative(join(root, 'src'), args.path))).replace(/\.ts$/, '.js')
+      let text = readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `new URL(${JSON.stringify(compiled)}, __bundleUrl).href`)
+      if (args.path === join(root, 'src/main.ts')) {
+        const withoutAwait = text.replace(/^await main\(\)$/m, 'void main()')
+        if (withoutAwait === text) throw new Error('src/main.ts: no top-level `await main()` to turn into a call')
+        text = withoutAwait
+      }
+      return { contents: text, loader: 'ts' }
     })
   }
 }
 
+// prom-client requires @opentelemetry/api as it loads, for exemplars, which edge-api never
+// turns on; with tracing off that require alone was about 20 ms of a start's CPU (finding and
+// compiling the API's files in node_modules). prom-client gets the API on first use instead.
+const lazyOtelApi: Plugin = {
+  name: 'lazy-otel-api',
+  setup (build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      args.importer.includes('/node_modules/prom-client/') ? { path: '@opentelemetry/api', namespace: 'lazy-otel-api' } : undefined)
+    build.onLoad({ filter: /.*/, namespace: 'lazy-otel-api' }, () => ({
+      contents: "let api\nmodule.exports = new Proxy({}, { get: (_target, key) => (api ??= require('@opentelemetry/api'))[key] })\n",
+      loader: 'js'
+    }))
+  }
+}
+
+// src/ takes only Pool from undici (test/deploy/bundle.test.ts checks). undici's index.js loads
+// everything else too (fetch, WebSocket, cookies, mocks, caches), and its cookies module reads
+// globalThis.Headers, which makes Node load its own copy of undici as well: about 40 ms of a
+// start's CPU. The bundle takes Pool as index.js assembles it: the class, with the request
+// API on Dispatcher's prototype.
+const undiciPool: Plugin = {
+  name: 'undici-pool',
+  setup (build) {
+    build.onResolve({ filter: /^undici$/ }, (args) =>
+      args.importer.startsWith(join(root, 'src')) ? { path: 'undici', namespace: 'undici-pool' } : undefined)
+    build.onLoad({ filter: /.*/, namespace: 'undici-pool' }, () => ({
+      contents: [
+        "const Dispatcher = require('undici/lib/dispatcher/dispatcher')",
+        "Object.assign(Dispatcher.prototype, require('undici/lib/api'))",
+        "module.exports = { Pool: require('undici/lib/dispatcher/pool') }",
+        ''
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: root
+    }))
+  }
+}
+
+rmSync(join(root, 'dist/bundle'), { recursive: true, force: true })
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { main: 'src/main.ts' },
-  outdir: 'dist',
-  chunkNames: 'bundle/[name]-[hash]',
+  entryPoints: ['src/main.ts'],
+  outfile: BUNDLE,
   bundle: true,
-  splitting: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   sourcemap: true,
   // Only what the code imports: @opentelemetry/* and @grpc/* are imported on demand, and
-  // piscina only by the unbundled worker pool.
+  // piscina is required by the verify pool's first task.
   external: ['@opentelemetry/*', '@grpc/*', 'piscina'],
-  // CommonJS dependencies (fastify, pino, undici …) call require(): the bundle gives them one.
-  banner: { js: "import { createRequire as __edgeApiCreateRequire } from 'node:module'; const require = __edgeApiCreateRequire(import.meta.url);" },
-  plugins: [unbundled],
+  // import() of those becomes a require() when it runs: a function compiled from V8's code
+  // cache has lost the vm.Script's import() callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
+  // and each of them has a CommonJS build.
+  supported: { 'dynamic-import': false },
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  plugins: [ownUrls, lazyOtelApi, undiciPool],
   metafile: true,
   logLevel: 'warning'
 })
+copyFileSync(join(root, 'scripts/main-loader.js'), join(root, 'dist/main.js'))
+await writeCodeCache()
 
-for (const output of Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js.map'))) {
+for (const output of Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.map'))) {
   const file = join(root, output)
   writeFileSync(file, JSON.stringify(ownSourcesOnly(JSON.parse(readFileSync(file, 'utf8')) as SourceMap)))
 }
 
 interface SourceMap { sources: string[], sourcesContent?: Array<string | null>, mappings: string, names: string[] }
 
-/** The map without the dependencies' sources: their code maps to nothing (as if unmapped). */
+/**
+ * The map with src/'s sources only: the dependencies' code, and the plugins' few lines above,
+ * maps to nothing (as if unmapped).
+ */
 function ownSourcesOnly (map: SourceMap): SourceMap {
-  const kept = map.sources.map((source) => !source.split('/').includes('node_modules'))
+  const kept = map.sources.map((source) => source.startsWith('../../src/'))
   const index = new Map<number, number>()
   kept.forEach((keep, i) => { if (keep) index.set(i, index.size) })
   // Segments are deltas from the previous one (the source index, line and column, and name
@@ -133,4 +190,38 @@ function encodeVlq (value: number): string {
     out += BASE64[digit]
   } while (rest > 0)
   return out
+}
+
+/**
+ * Runs dist/main.js once (no chain: a closed port; metrics off), answers a few requests and
+ * stops it: the loader then writes the code cache of every function the start and those
+ * answers compiled, the ones V8 compiles lazily included.
+ */
+async function writeCodeCache (): Promise<void> {
+  const child = spawn(process.execPath, [join(root, 'dist/main.js')], {
+    env: {
+      PATH: process.env.PATH,
+      EDGE_API_WRITE_CODE_CACHE: '1',
+      CHAIN_REST_URL: 'http://127.0.0.1:9',
+      EDGE_API_HOST: '127.0.0.1',
+      EDGE_API_PORT: '0',
+      EDGE_API_METRICS_PORT: 'off',
+      EDGE_API_DRAIN_ANNOUNCE: '0'
+    },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  // Read to the end (a log reader that stops would fill the pipe), the port from "listening".
+  let out = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+      const listening = /"port":(\d+)[^\n]*"msg":"listening"/.exec(out)
+      if (listening !== null) resolve(Number(listening[1]))
+    })
+    child.once('exit', () => { reject(new Error(`dist/main.js did not start for its code cache: ${out}`)) })
+  })
+  for (const path of ['/healthz', '/readyz', '/v1/status', '/v1/nowhere']) await fetch(`http://127.0.0.1:${port}${path}`).then(async (res) => await res.arrayBuffer())
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit') as [number | null]
+  if (code !== 0) throw new Error(`dist/main.js exited with ${code} while making its code cache`)
 }

@@ -103,7 +103,9 @@ export async function buildApp (options: AppOptions) {
     const reason = error instanceof ChainBusyError ? 'chainQueue' : error instanceof RouteGroupBusyError ? 'groupQueue' : undefined
     return reason === undefined ? handleError(error, request, reply) : reply.send(shedding.refuse(reply, reason, error.message))
   })
-  app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
+  // Only from info on: at warn the hook would cost every request (a route read, a header
+  // read, the shed check) for a line never written.
+  if (logger.isLevelEnabled('info')) app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
   // Only at debug: at info the hook would cost every request for nothing.
   if (logger.isLevelEnabled('debug')) app.addHook('onRequest', logArrival)
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.

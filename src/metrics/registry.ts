@@ -1,10 +1,11 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { BuildInfo } from '../build-info.js'
 import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
 import type { ChainObserver, ChainOutcome } from '../chain/client.js'
 import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '../chain/hedging.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
+import { Histogram, type HistogramSeries } from './histogram.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -68,8 +69,6 @@ function processMetrics (): Registry {
   return processRegistry
 }
 
-type Child = Histogram.Internal<string>
-
 /**
  * One service instance's metrics, in a registry of its own, so several services in one
  * process (tests, the bench) never share a series. Implements every observer the service
@@ -90,8 +89,8 @@ export class Metrics implements ChainObserver, CacheObserver {
   readonly #hedges: Counter<'result'>
   readonly #hedgesSkipped: Counter<'reason'>
   // Label children by key: the per-request path looks one up instead of hashing a label object.
-  readonly #requestChildren = new Map<string, Child>()
-  readonly #chainChildren = new Map<string, Child>()
+  readonly #requestChildren = new Map<string, HistogramSeries>()
+  readonly #chainChildren = new Map<string, HistogramSeries>()
 
   /** `build`: which build this is, for edge_api_build_info. */
   constructor (build: Pick<BuildInfo, 'version' | 'commit'> = { version: '', commit: '' }) {
@@ -101,13 +100,19 @@ export class Metrics implements ChainObserver, CacheObserver {
     const gauge = (name: string, help: string, read: () => number): void => {
       own.registerMetric(new Gauge({ name, help, registers: [], collect () { this.set(read()) } }))
     }
+    // Our own histogram (histogram.ts): prom-client's types name only its own classes, and
+    // its Registry reads name, help, get() and getForPromString().
+    const histogram = <Label extends string>(options: ConstructorParameters<typeof Histogram<Label>>[0]): Histogram<Label> => {
+      const metric = new Histogram(options)
+      own.registerMetric(metric as unknown as Metric)
+      return metric
+    }
 
-    this.#requestDuration = new Histogram({
+    this.#requestDuration = histogram({
       name: 'http_request_duration_seconds',
       help: 'Time to answer an HTTP request on the public port, by route pattern ("unmatched" when no route matched)',
       labelNames: ['method', 'route', 'status_code'],
-      buckets: DURATION_BUCKETS,
-      registers
+      buckets: DURATION_BUCKETS
     })
     gauge('edge_api_requests_in_flight', 'HTTP requests received on the public port and not answered yet',
       () => this.#inFlight)
@@ -121,12 +126,11 @@ export class Metrics implements ChainObserver, CacheObserver {
     })
     // Every reason from the start, at 0: an alert on a rate sees the first refusal.
     for (const reason of SHED_REASONS) this.#shed.inc({ reason }, 0)
-    this.#chainDuration = new Histogram({
+    this.#chainDuration = histogram({
       name: 'edge_api_chain_request_duration_seconds',
       help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',
       labelNames: ['node', 'outcome'],
-      buckets: DURATION_BUCKETS,
-      registers
+      buckets: DURATION_BUCKETS
     })
     this.#hedges = new Counter({
       name: 'edge_api_chain_hedges_total',
@@ -238,7 +242,7 @@ export class Metrics implements ChainObserver, CacheObserver {
     const key = `${method} ${statusCode} ${route}`
     let child = this.#requestChildren.get(key)
     if (child === undefined) {
-      child = this.#requestDuration.labels({ method, route, status_code: statusCode })
+      child = this.#requestDuration.series({ method, route, status_code: statusCode })
       this.#requestChildren.set(key, child)
     }
     child.observe(seconds)
@@ -253,7 +257,7 @@ export class Metrics implements ChainObserver, CacheObserver {
     const key = `${node} ${outcome}`
     let child = this.#chainChildren.get(key)
     if (child === undefined) {
-      child = this.#chainDuration.labels({ node: String(node), outcome })
+      child = this.#chainDuration.series({ node: String(node), outcome })
       this.#chainChildren.set(key, child)
     }
     child.observe(seconds)

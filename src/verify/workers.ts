@@ -1,4 +1,5 @@
-import { Piscina } from 'piscina'
+import { createRequire } from 'node:module'
+import type { Piscina } from 'piscina'
 import type { PreparedBlock, VerifyBlockInput } from './block-input.js'
 import { decodeOutcome, type Outcome } from './outcome.js'
 import type { CommitOutcome, CommitTask, ProofTask } from './tasks.js'
@@ -52,10 +53,16 @@ export interface TaskOptions {
 
 let pool: Piscina | undefined
 
+// Piscina is loaded by the first task, not at start: the verify routes are off by default,
+// and loading it is about 25 ms of every start's CPU (docs/performance.md). Its CommonJS
+// entry, the one its ESM wrapper re-exports.
+const load = createRequire(import.meta.url)
+
 /** The process's pool, started on first use (exported for the tests, which check its error handling). */
 export function workers (): Piscina {
   if (pool === undefined) {
-    pool = new Piscina({
+    const { Piscina: Pool } = load('piscina') as typeof import('piscina')
+    pool = new Pool({
       filename: WORKER,
       minThreads: 0,
       maxThreads: 1,

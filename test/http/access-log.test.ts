@@ -2,6 +2,7 @@ import Fastify, { LogController } from 'fastify'
 import t from 'tap'
 import { accessLog, logArrival } from '../../src/http/access-log.js'
 import { createLogger } from '../../src/logger.js'
+import { buildTestApp } from '../fixtures/app.js'
 import { LogLines } from '../fixtures/log-lines.js'
 
 t.test('one line per answered request: method, route pattern, status, duration, request id', async (t) => {
@@ -44,4 +45,14 @@ t.test('at debug, a line as each request arrives, before its answer', async (t) 
   await app.inject('/items/42?x=1')
   t.same(logs.map((l) => l.msg), ['incoming request', 'request'])
   t.match(logs[0], { level: 20, reqId: logs[1]?.reqId, method: 'GET', url: '/items/42?x=1' })
+})
+
+t.test('the app writes its access line from info on, and none at warn', async (t) => {
+  for (const [level, expected] of [['info', 1], ['warn', 0]] as const) {
+    const { app, logs } = await buildTestApp(t, { env: { EDGE_API_LOG_LEVEL: level } })
+    const res = await app.inject('/healthz')
+    t.equal(res.statusCode, 200)
+    await new Promise((resolve) => setImmediate(resolve))
+    t.equal(logs.filter((l) => l.msg === 'request').length, expected, `at ${level}`)
+  }
 })
