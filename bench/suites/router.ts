@@ -3,9 +3,10 @@
 // - the replica alone, closed loop at growing concurrency, on /v1/status and on a chain read
 //   (simulator 5 ms per chain request): throughput X and mean latency R = N / X (Little's
 //   law), the measurement behind EDGE_API_ROUTER_SERVER_MAXCONN ≈ capacity × latency;
-// - two routers in front of that replica, the deployed defaults (per-server maxconn and
-//   timeout queue: the router's queue) and the same template with EDGE_API_ROUTER_SERVER_MAXCONN=0
-//   (no limit, no queue: the template before issue 23); open loop (bench/lib/open-loop.ts, raw
+// - three routers in front of that replica, the deployed defaults (per-server maxconn, timeout
+//   queue and the queue's length bound: the router's queue), the same queue bounded by time
+//   alone (EDGE_API_ROUTER_QUEUE_LENGTH=0) and EDGE_API_ROUTER_SERVER_MAXCONN=0 (no limit, no
+//   queue: the template before issue 23); open loop (bench/lib/open-loop.ts, raw
 //   sockets, latency from when each request was due) at 0.5×, 1×, 2× and 4× of the capacity
 //   measured through the router, the two sides alternating, medians over the rounds.
 import { spawn } from 'node:child_process'
@@ -44,6 +45,8 @@ interface RouterProcess {
 /** What the router's own log says about one run: how long its 503s (sQ) had waited in its queue. */
 export interface RouterWaits {
   readonly queueTimeouts: number
+  /** Requests refused 503 at once because the queue held EDGE_API_ROUTER_QUEUE_LENGTH (a deny: PR--). */
+  readonly queueFull: number
   /** Tw (ms in the router's queue) of the requests answered 503 after timeout queue: p99, max. */
   readonly queueTimeoutWaitP99: number
   readonly queueTimeoutWaitMax: number
@@ -54,20 +57,23 @@ const ACCESS = /\s(-?\d+)\/(-?\d+)\/(-?\d+)\/(-?\d+)\/\+?(\d+) (\d{3}) \d+ \S+ \
 
 export function routerWaits (lines: readonly string[]): RouterWaits {
   const waits: number[] = []
+  let queueFull = 0
   for (const line of lines) {
     const m = ACCESS.exec(line)
     if (m !== null && m[7] === 'sQ--') waits.push(Number(m[2]))
+    if (m !== null && m[7] === 'PR--' && m[6] === '503') queueFull++
   }
   const sorted = Float64Array.from(waits).sort()
-  return { queueTimeouts: waits.length, queueTimeoutWaitP99: percentile(sorted, 99), queueTimeoutWaitMax: sorted.length > 0 ? sorted[sorted.length - 1] as number : Number.NaN }
+  return { queueTimeouts: waits.length, queueFull, queueTimeoutWaitP99: percentile(sorted, 99), queueTimeoutWaitMax: sorted.length > 0 ? sorted[sorted.length - 1] as number : Number.NaN }
 }
 
 /** The deployed defaults, read from a rendering: the benchmark measures what is deployed. */
-export function routerDefaults (): { maxconn: number, queueMs: number } {
+export function routerDefaults (): { maxconn: number, queueMs: number, length: number } {
   const config = renderRouterConfig({ EDGE_API_ROUTER_SERVERS: '127.0.0.1:1', EDGE_API_ROUTER_INIT_STATE: 'off' })
   const maxconn = /^\s*default-server maxconn (\d+)$/m.exec(config)?.[1]
   const queueMs = /^\s*timeout queue (\d+)ms$/m.exec(config)?.[1]
-  return { maxconn: Number(maxconn), queueMs: Number(queueMs) }
+  const length = /queue\(edge_api_pool\) ge (\d+) \}$/m.exec(config)?.[1] ?? '0'
+  return { maxconn: Number(maxconn), queueMs: Number(queueMs), length: Number(length) }
 }
 
 async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>): Promise<RouterProcess> {
@@ -175,8 +181,10 @@ export async function router (ctx: Context): Promise<SuiteResult> {
 
     // 2. Through the router, with and without its queue.
     const replica = edge.url.replace('http://', '')
-    const queued = await startRouter(dir, `queue (maxconn ${defaults.maxconn}, timeout queue ${defaults.queueMs} ms)`, replica, {})
+    const queued = await startRouter(dir, `queue (maxconn ${defaults.maxconn}, timeout queue ${defaults.queueMs} ms, length ${defaults.length})`, replica, {})
     routers.push(queued)
+    const timeOnly = await startRouter(dir, 'queue bounded by time alone (length 0)', replica, { EDGE_API_ROUTER_QUEUE_LENGTH: '0' })
+    routers.push(timeOnly)
     const unlimited = await startRouter(dir, 'no queue (maxconn 0)', replica, { EDGE_API_ROUTER_SERVER_MAXCONN: '0' })
     routers.push(unlimited)
     // Capacity: the most either router gets through closed loop. Without the queue the replica
@@ -191,14 +199,15 @@ export async function router (ctx: Context): Promise<SuiteResult> {
     const capacity = Math.max(...Object.values(capacities))
     raw.capacity = capacities
     // The ladder reads each router's log run by run: skip what the capacity runs wrote.
-    for (const side of [unlimited, queued]) await side.newLog()
-    const sides = [queued, unlimited]
+    const sides = [queued, timeOnly, unlimited]
+    for (const side of sides) await side.newLog()
     const ladder = new Map<string, OpenLoopResult[][]>(sides.map((s) => [s.label, MULTIPLES.map(() => [])]))
-    const waits: RouterWaits[][] = MULTIPLES.map(() => [])
+    const waits = new Map<RouterProcess, RouterWaits[][]>([queued, timeOnly].map((s) => [s, MULTIPLES.map(() => [])]))
     for (let round = 0; round < ctx.rounds; round++) {
       for (const [i, k] of MULTIPLES.entries()) {
-        // ABBA…: each multiple alternates which side goes first, round after round.
-        const order = (round + i) % 2 === 0 ? sides : [...sides].reverse()
+        // Each multiple rotates which side goes first, round after round.
+        const shift = (round + i) % sides.length
+        const order = [...sides.slice(shift), ...sides.slice(0, shift)]
         for (const side of order) {
           progress(`round ${round + 1}, ${k}× capacity, ${side.label}`)
           const r = await ctx.load.open({ origin: side.url, paths: STATUS, rate: k * capacity, durationS: openS })
@@ -206,21 +215,23 @@ export async function router (ctx: Context): Promise<SuiteResult> {
           // What a side still holds must not spill into the next run.
           await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
           const lines = await side.newLog()
-          if (side === queued) waits[i]?.push(routerWaits(lines))
+          waits.get(side)?.[i]?.push(routerWaits(lines))
         }
       }
     }
     raw.ladder = Object.fromEntries(ladder)
-    raw.routerWaits = waits
-    rows.push(...ladderRows(capacities, defaults.queueMs, ladder, queued.label, unlimited.label, ctx.rounds))
-    const wait = (i: number, pick: (w: RouterWaits) => number): number => median((waits[i] ?? []).map(pick).filter(Number.isFinite))
-    rows.push({
-      item: '11',
-      what: 'router with its queue, its own log: requests answered 503 after timeout queue (sQ), and how long they had waited in its queue (Tw p99 / max), at 2× and 4× (medians)',
-      value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round(wait(i, (w) => w.queueTimeouts), 0)}, ${ms(wait(i, (w) => w.queueTimeoutWaitP99))} / ${ms(wait(i, (w) => w.queueTimeoutWaitMax))}`).join('; '),
-      goal: `Tw ≤ timeout queue + 20% (${round(defaults.queueMs * 1.2, 0)} ms)`,
-      met: [2, 3].every((i) => !(wait(i, (w) => w.queueTimeoutWaitMax) > defaults.queueMs * 1.2))
-    })
+    raw.routerWaits = Object.fromEntries([...waits].map(([side, w]) => [side.label, w]))
+    rows.push(...ladderRows(capacities, defaults.queueMs, ladder, sides.map((s) => s.label), ctx.rounds))
+    for (const [side, sideWaits] of waits) {
+      const wait = (i: number, pick: (w: RouterWaits) => number): number => median((sideWaits[i] ?? []).map(pick).filter(Number.isFinite))
+      rows.push({
+        item: '11',
+        what: `router ${side.label}, its own log at 2× and 4× (medians): requests refused at once, queue full (PR); answered 503 after timeout queue (sQ), and how long those had waited in its queue (Tw p99 / max)`,
+        value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round(wait(i, (w) => w.queueFull), 0)} full; ${round(wait(i, (w) => w.queueTimeouts), 0)} sQ, ${ms(wait(i, (w) => w.queueTimeoutWaitP99))} / ${ms(wait(i, (w) => w.queueTimeoutWaitMax))}`).join('; '),
+        goal: `Tw ≤ timeout queue + 20% (${round(defaults.queueMs * 1.2, 0)} ms)`,
+        met: [2, 3].every((i) => !(wait(i, (w) => w.queueTimeoutWaitMax) > defaults.queueMs * 1.2))
+      })
+    }
   } finally {
     for (const r of routers) await r.stop()
     await edge.stop()
@@ -229,7 +240,8 @@ export async function router (ctx: Context): Promise<SuiteResult> {
   return { name: 'router', rows, raw, seconds: (performance.now() - started) / 1000 }
 }
 
-function ladderRows (capacities: Record<string, number>, queueMs: number, ladder: Map<string, OpenLoopResult[][]>, queued: string, unlimited: string, rounds: number): Row[] {
+function ladderRows (capacities: Record<string, number>, queueMs: number, ladder: Map<string, OpenLoopResult[][]>, labels: readonly string[], rounds: number): Row[] {
+  const [queued, timeOnly, unlimited] = labels as [string, string, string]
   const capacity = Math.max(...Object.values(capacities))
   const med = (label: string, i: number, pick: (r: OpenLoopResult) => number): number =>
     median((ladder.get(label)?.[i] ?? []).map(pick).filter(Number.isFinite))
@@ -250,13 +262,13 @@ function ladderRows (capacities: Record<string, number>, queueMs: number, ladder
   MULTIPLES.forEach((k, i) => {
     rows.push({
       item: '11',
-      what: `GET /v1/status open loop at ${k}× capacity (${round(k * capacity, 0)} req/s), median of ${rounds}: router with its queue \\| without`,
-      value: `${describe(queued, i)} \\| ${describe(unlimited, i)}`,
+      what: `GET /v1/status open loop at ${k}× capacity (${round(k * capacity, 0)} req/s), median of ${rounds}: router with its queue \\| queue bounded by time alone \\| no queue`,
+      value: `${describe(queued, i)} \\| ${describe(timeOnly, i)} \\| ${describe(unlimited, i)}`,
       goal: 'reported',
       met: null
     })
   })
-  for (const label of [queued, unlimited]) {
+  for (const label of labels) {
     const half = med(label, 0, (r) => r.p99)
     const double = med(label, 2, (r) => r.p99)
     rows.push({

@@ -23,7 +23,10 @@
 #                                                  no queue, the template before issue 23)
 #   EDGE_API_ROUTER_QUEUE_TIMEOUT_MS 100           longest wait in that queue; then the router
 #                                                  answers 503 itself
-#                                  (both from measurements: docs/router-queue.md)
+#   EDGE_API_ROUTER_QUEUE_LENGTH   32              most requests waiting in that queue at once; the
+#                                                  next is answered 503 at once, as a replica
+#                                                  sheds (0: bounded by timeout queue alone)
+#                                  (all three from measurements: docs/router-queue.md)
 #   EDGE_API_ROUTER_INIT_STATE     auto            auto: `init-state fully-down` when the
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
@@ -83,6 +86,7 @@ read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
 # Chosen from a measured replica (Little's law, docs/router-queue.md; BENCHMARKS.md, bench 11).
 server_maxconn=${EDGE_API_ROUTER_SERVER_MAXCONN:-64}
 queue_timeout=${EDGE_API_ROUTER_QUEUE_TIMEOUT_MS:-100}
+queue_length=${EDGE_API_ROUTER_QUEUE_LENGTH:-32}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
 expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
 
@@ -94,6 +98,7 @@ number EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS "$connect_timeout"
 number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
 count EDGE_API_ROUTER_SERVER_MAXCONN "$server_maxconn"
 number EDGE_API_ROUTER_QUEUE_TIMEOUT_MS "$queue_timeout"
+count EDGE_API_ROUTER_QUEUE_LENGTH "$queue_length"
 case $socket in
   *[!A-Za-z0-9./_-]*) fail "invalid path EDGE_API_ROUTER_STATS_SOCKET='$socket'" ;;
 esac
@@ -117,6 +122,15 @@ case $init_state in
     ;;
   *) fail "invalid EDGE_API_ROUTER_INIT_STATE='$init_state' (auto, on or off)" ;;
 esac
+
+# The same 503 a replica sheds with (src/http/shedding.ts): clients see one shape of refusal.
+# A deny, not a return, so HAProxy counts it as the backend's denied request (dreq) and logs
+# it PR--, apart from the sQ-- of a request that waited out timeout queue.
+if [ "$queue_length" -gt 0 ]; then
+  queue_length_rule="  http-request deny deny_status 503 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"Service Unavailable\"}' if { queue(edge_api_pool) ge $queue_length }"
+else
+  queue_length_rule='  # no queue length bound (EDGE_API_ROUTER_QUEUE_LENGTH=0): timeout queue alone bounds the wait'
+fi
 
 nl='
 '
@@ -169,9 +183,10 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH=$queue_length_rule awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
     $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
+    $0 == "@QUEUE_LENGTH@" { print ENVIRON["QUEUE_LENGTH"]; next }
     $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
     $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }
     { print }

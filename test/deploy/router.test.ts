@@ -26,6 +26,9 @@ const POLICY = [
 
 // The router's queue (docs/router-queue.md): defaults chosen from measurements.
 const QUEUE_DEFAULTS = ['default-server maxconn 64', 'timeout queue 100ms']
+// Beyond the queue's length bound: the 503 a replica sheds with (src/http/shedding.ts), at once.
+const queueFull = (length: number): string => 'http-request deny deny_status 503 content-type \'application/json; charset=utf-8\' hdr Retry-After 1 ' +
+  `string '{"message":"Service Unavailable"}' if { queue(edge_api_pool) ge ${length} }`
 
 const LOOPBACK = {
   EDGE_API_ROUTER_SERVERS: '127.0.0.1:40001 127.0.0.1:40002 127.0.0.1:40003',
@@ -70,6 +73,7 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
   t.ok(lines.includes('http-request use-service prometheus-exporter if { path /metrics }'), 'Prometheus exporter')
   t.ok(lines.includes('timeout client 120s') && lines.includes('timeout server 120s'), '120s read timeout, matching the 2m shutdown budget')
   t.ok(QUEUE_DEFAULTS.every((l) => lines.includes(l)), 'the router\'s queue: 64 requests per replica at once, the rest wait up to 100 ms')
+  t.ok(lines.includes(queueFull(32)), 'and at most 32 of them wait: the next is refused 503 at once')
   t.notOk(lines.some((l) => l.startsWith('server ')), 'no static servers')
   t.notOk(lines.some((l) => l.startsWith('stats socket')), 'no runtime socket unless asked for')
 
@@ -83,9 +87,13 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
     EDGE_API_ROUTER_CONNECT_TIMEOUT_SECONDS: '5',
     EDGE_API_ROUTER_MAX_CONNECTIONS: '100',
     EDGE_API_ROUTER_SERVER_MAXCONN: '12',
-    EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '250'
+    EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '250',
+    EDGE_API_ROUTER_QUEUE_LENGTH: '7'
   }))
-  t.ok(custom.includes('default-server maxconn 12') && custom.includes('timeout queue 250ms'), 'the queue settings reach the backend')
+  t.ok(custom.includes('default-server maxconn 12') && custom.includes('timeout queue 250ms') && custom.includes(queueFull(7)), 'the queue settings reach the backend')
+  const unbounded = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_QUEUE_LENGTH: '0' }))
+  t.notOk(unbounded.some((l) => l.includes('queue(edge_api_pool)')), 'EDGE_API_ROUTER_QUEUE_LENGTH=0: no length bound, timeout queue alone')
+  t.ok(unbounded.includes('timeout queue 100ms'), 'the time bound stays')
   t.ok(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_SERVER_MAXCONN: '0' })).includes('default-server maxconn 0'),
     'EDGE_API_ROUTER_SERVER_MAXCONN=0: no per-server limit (HAProxy\'s 0), so no queue')
   t.ok(custom.includes('server-template edgeapi 8 replicas.internal:9000 resolvers docker init-addr none'), 'settings reach the server-template')
@@ -146,6 +154,9 @@ t.test('the renderer refuses malformed settings, naming them', async (t) => {
     [{ EDGE_API_ROUTER_SERVER_MAXCONN: '' }, /^$/],
     [{ EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '0' }, /invalid numeric setting EDGE_API_ROUTER_QUEUE_TIMEOUT_MS='0' \(must be greater than 0\)/],
     [{ EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '100ms' }, /invalid numeric setting EDGE_API_ROUTER_QUEUE_TIMEOUT_MS='100ms' \(digits only\)/],
+    [{ EDGE_API_ROUTER_QUEUE_LENGTH: '-1' }, /invalid numeric setting EDGE_API_ROUTER_QUEUE_LENGTH='-1' \(digits only\)/],
+    [{ EDGE_API_ROUTER_QUEUE_LENGTH: '32 }' }, /EDGE_API_ROUTER_QUEUE_LENGTH='32 }'/],
+    [{ EDGE_API_ROUTER_QUEUE_LENGTH: '' }, /^$/],
     [{ EDGE_API_POOL_HOST: 'pool\n  server evil 10.0.0.1:80' }, /invalid host EDGE_API_POOL_HOST=/],
     [{ EDGE_API_POOL_HOST: 'a|b' }, /invalid host EDGE_API_POOL_HOST='a\|b'/],
     [{ EDGE_API_ROUTER_DNS_RESOLVER: '127.0.0.11' }, /invalid address EDGE_API_ROUTER_DNS_RESOLVER='127.0.0.11' \(host:port\)/],
@@ -184,7 +195,8 @@ t.test('haproxy -c accepts every rendering', async (t) => {
     'dns pool': {},
     loopback: { ...LOOPBACK, EDGE_API_ROUTER_STATS_SOCKET: join(socketDir, 'haproxy.sock') },
     'optional routes exposed': { ...LOOPBACK, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' },
-    'no router queue': { ...LOOPBACK, EDGE_API_ROUTER_SERVER_MAXCONN: '0' }
+    'no router queue': { ...LOOPBACK, EDGE_API_ROUTER_SERVER_MAXCONN: '0' },
+    'queue bounded by time alone': { ...LOOPBACK, EDGE_API_ROUTER_QUEUE_LENGTH: '0' }
   }
   for (const [name, env] of Object.entries(renderings)) {
     const file = join(dir, `${name.replace(/ /g, '-')}.cfg`)

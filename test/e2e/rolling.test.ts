@@ -101,7 +101,7 @@ function report (t: Test, name: string, totals: LoadTotals, stack: Stack): void 
   t.comment(`${name}: ${totals.requests} requests in ${totals.seconds.toFixed(1)}s (${(totals.requests / totals.seconds).toFixed(0)}/s over ${CONNECTIONS} keep-alive connections, target ${RPS}/s, ${totals.skipped} sends skipped while ${CONNECTIONS * 4} were in flight), ` +
     `${totals.requests - totals.ok} failed (non-2xx ${JSON.stringify(totals.statuses)}, errors ${JSON.stringify(totals.errors)}), ` +
     `latency p50 ${totals.p50.toFixed(1)}ms p99 ${totals.p99.toFixed(1)}ms max ${totals.max.toFixed(0)}ms; ` +
-    `router retried ${stack.router.retried.length} of ${stack.router.accessLogLines} logged requests, answered ${stack.router.queueTimeouts.length} 503 after timeout queue`)
+    `router retried ${stack.router.retried.length} of ${stack.router.accessLogLines} logged requests, answered ${stack.router.queueTimeouts.length} 503 after timeout queue and ${stack.router.queueFull.length} at once, queue full`)
   for (const sample of totals.samples) t.comment(`  failed: ${sample}`)
   for (const line of stack.router.retried.slice(0, 5)) t.comment(`  retried: ${line}`)
 }

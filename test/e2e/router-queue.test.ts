@@ -62,22 +62,25 @@ class HeldReplica {
   }
 }
 
-interface Answer { readonly status: number, readonly body: string, readonly ms: number }
+interface Answer { readonly status: number, readonly body: string, readonly ms: number, readonly headers: Headers }
 
 /** One GET; concurrent ones go out on connections of their own. */
 async function get (origin: string, path: string): Promise<Answer> {
   const started = performance.now()
   const res = await fetch(`${origin}${path}`)
-  return { status: res.status, body: await res.text(), ms: performance.now() - started }
+  return { status: res.status, body: await res.text(), ms: performance.now() - started, headers: res.headers }
 }
 
-async function startRouter (t: Test, replicas: HeldReplica[]): Promise<Router> {
+/** `settings`: more render.sh settings; the queue has no length bound unless they give one. */
+async function startRouter (t: Test, replicas: HeldReplica[], settings: Record<string, string> = {}): Promise<Router> {
   const ports = await freePorts(replicas.length + 2)
   await Promise.all(replicas.map(async (r, i) => r.listen(ports[i] as number)))
   const [routerPort, metricsPort] = ports.slice(replicas.length) as [number, number]
   const router = new Router(replicas.map((_r, i) => `127.0.0.1:${ports[i] as number}`), routerPort, metricsPort, {
     EDGE_API_ROUTER_SERVER_MAXCONN: String(MAXCONN),
-    EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: String(QUEUE_MS)
+    EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: String(QUEUE_MS),
+    EDGE_API_ROUTER_QUEUE_LENGTH: '0',
+    ...settings
   })
   t.teardown(async () => {
     await Promise.all(replicas.map(async (r) => r.close()))
@@ -169,4 +172,46 @@ t.test('a replica that starts draining strands nothing in the queue: the request
   draining.releaseAll()
   staying.releaseAll()
   t.same((await Promise.all([...inFlight, ...queued])).map((a) => a.status), [200, 200, 200, 200, 200, 200, 200], 'every request answered 200')
+})
+
+t.test('a full queue: the router answers the next request 503 at once, in the replicas\' shape, and the queued ones are still served', async (t) => {
+  if (!requireTool(t, 'haproxy', 'the router queue length test')) return
+  const LENGTH = 3
+  const replica = new HeldReplica()
+  const router = await startRouter(t, [replica], { EDGE_API_ROUTER_QUEUE_LENGTH: String(LENGTH) })
+  const inFlight = ['/held/1', '/held/2'].map(async (path) => get(router.url, path))
+  await until(() => replica.holding === MAXCONN, 'the replica to hold maxconn requests')
+  const queued: Array<Promise<Answer>> = []
+  for (let i = 1; i <= LENGTH; i++) {
+    queued.push(get(router.url, `/queued/${i}`))
+    await until(async () => await router.queued() === i, `request ${i} to wait in the router's queue`)
+  }
+
+  // The queue holds EDGE_API_ROUTER_QUEUE_LENGTH: the next two are refused without waiting.
+  const refused = [await get(router.url, '/refused/1'), await get(router.url, '/refused/2')]
+  t.same(refused.map((a) => a.status), [503, 503], 'beyond the queue length: 503')
+  // "At once": far less than timeout queue, however loaded the machine.
+  t.ok(refused.every((a) => a.ms < QUEUE_MS / 2), `without waiting timeout queue (${QUEUE_MS} ms): ${refused.map((a) => a.ms.toFixed(0)).join(', ')} ms`)
+  for (const a of refused) {
+    t.same(JSON.parse(a.body), { message: 'Service Unavailable' }, 'the body a replica sheds with')
+    t.equal(a.headers.get('retry-after'), '1', 'and its Retry-After')
+    t.equal(a.headers.get('content-type'), 'application/json; charset=utf-8', 'and its content type')
+  }
+  t.equal(replica.received.length, MAXCONN, 'the refused requests never reached the replica')
+  t.equal(await router.queued(), LENGTH, 'the queued requests still wait')
+
+  // The operator can tell them apart: PR in the log and the backend's denied requests, not sQ.
+  await until(() => router.queueFull.length === 2, 'the router log to show the two refusals')
+  t.equal(router.queueTimeouts.length, 0, 'none is counted as a queue timeout')
+  const backend = (await router.stat()).find((row) => row.svname === 'BACKEND')
+  t.equal(backend?.dreq, '2', 'the backend counts them as denied requests (haproxy_backend_requests_denied_total)')
+
+  // Slots free one by one: the queued requests are served in order.
+  for (let i = 1; i <= LENGTH; i++) {
+    replica.releaseOne()
+    await until(() => replica.received.length === MAXCONN + i, `queued request ${i} to reach the replica`)
+  }
+  t.same(replica.received.slice(MAXCONN), ['/queued/1', '/queued/2', '/queued/3'], 'in arrival order')
+  replica.releaseAll()
+  t.same((await Promise.all([...inFlight, ...queued])).map((a) => a.status), [200, 200, 200, 200, 200], 'every queued request answered 200')
 })
