@@ -31,7 +31,7 @@ t.test('defaults', async (t) => {
     headMaxAgeMs: 1000,
     shedDelayMs: 20,
     hedgeBudget: 0.1,
-    hedgeMinDelayMs: 50,
+    hedgeMinDelayMs: 20,
     logLevel: 'info',
     exposeOptionalRoutes: false,
     metricsPort: 9464,
