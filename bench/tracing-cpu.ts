@@ -6,14 +6,12 @@
 //   npx tsx bench/tracing-cpu.ts off=dist/main.js:off on=dist/main.js:on before=/tmp/base/dist/main.js:on
 //   (BPATH=/v1/status or a participant path, ROUNDS=9, RUN_S=2)
 // Prints each side's median µs per request and the median of each round's ratio to the first side.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PARTICIPANTS } from '../test/fixtures/chain-simulator/data/participants.js'
 import { Load } from './lib/load.js'
-import { freePort } from './lib/ports.js'
-import { cpuMs, startSim } from './lib/servers.js'
+import { cpuMs, type MainProcess, startMain, startSim } from './lib/servers.js'
 import { median } from './lib/stats.js'
 
 const specs = process.argv.slice(2).map((arg) => {
@@ -33,28 +31,11 @@ const collector = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
 
 const sim = await startSim()
 const load = await Load.start()
-async function start (main: string, sampler: string | undefined) {
-  const port = await freePort()
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    CHAIN_REST_URL: sim.url,
-    EDGE_API_PORT: String(port),
-    EDGE_API_HOST: '127.0.0.1',
-    EDGE_API_DRAIN_ANNOUNCE: '0',
-    EDGE_API_LOG_LEVEL: 'warn',
-    EDGE_API_METRICS_PORT: String(await freePort()),
-    // Chain reads reach the chain (as in bench 12): the answer cache would hide them.
-    EDGE_API_CACHE_SIZE: '0',
-    // No delay-based shedding: a saturated run measures the work (bench 12's shedding off).
-    EDGE_API_SHED_DELAY: '0'
-  }
-  if (sampler !== undefined) Object.assign(env, { EDGE_API_OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: sampler })
-  const child = spawn(process.execPath, [main], { env, stdio: 'ignore' })
-  for (let i = 0; i < 500; i++) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, stop: async () => { child.kill('SIGKILL'); await once(child, 'exit') } }
+// startMain's settings (the answer cache off: chain reads reach the chain, as in bench 12),
+// with no delay-based shedding: a saturated run measures the work (bench 12's shedding off).
+async function start (main: string, sampler: string | undefined): Promise<MainProcess> {
+  const tracing: Record<string, string> = sampler === undefined ? {} : { EDGE_API_OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: sampler }
+  return await startMain(sim.url, { EDGE_API_SHED_DELAY: '0', ...tracing }, 'ignore', main)
 }
 
 const sides = await Promise.all(specs.map(async (spec) => ({ ...spec, server: await start(spec.main, spec.sampler) })))

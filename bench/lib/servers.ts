@@ -77,11 +77,14 @@ export interface MainProcess extends Server {
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null, at: number }>
 }
 
-/** The real thing: `node dist/main.js`, configured through its environment; its log goes to `stdout` (a file descriptor) or nowhere. */
-export async function startMain (chainUrl: string, env: Record<string, string> = {}, stdout: 'ignore' | number = 'ignore'): Promise<MainProcess> {
+/**
+ * The real thing: `node dist/main.js` (or another build's `main`), configured through its
+ * environment; its log goes to `stdout` (a file descriptor) or nowhere.
+ */
+export async function startMain (chainUrl: string, env: Record<string, string> = {}, stdout: 'ignore' | number = 'ignore', main: string = MAIN_JS): Promise<MainProcess> {
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(process.execPath, [MAIN_JS], {
+  const child = spawn(process.execPath, [main], {
     env: {
       ...process.env,
       CHAIN_REST_URL: chainUrl,
@@ -121,7 +124,7 @@ export async function startMain (chainUrl: string, env: Record<string, string> =
   }
   if (Number.isNaN(startMs)) {
     child.kill('SIGKILL')
-    throw new Error('dist/main.js did not answer /healthz within 30 s')
+    throw new Error(`${main} did not answer /healthz within 30 s`)
   }
   return {
     url,
