@@ -1,6 +1,8 @@
 // Module hooks for strip-types.mjs: they run on Node's loader thread.
-import { readFile } from 'node:fs/promises'
-import amaro from 'amaro'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 
 // TypeScript's NodeNext imports name the emitted file (`./app.js`); in the sources that file
 // is `./app.ts`. A relative `.js` import from a .ts file is tried as .ts first.
@@ -17,6 +19,30 @@ export async function resolve (specifier, context, nextResolve) {
 
 export async function load (url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context)
-  const source = await readFile(new URL(url), 'utf8')
-  return { format: 'module', source: amaro.transformSync(source, { mode: 'strip-only' }).code, shortCircuit: true }
+  return { format: 'module', source: erase(readFileSync(new URL(url), 'utf8')), shortCircuit: true }
+}
+
+// Every test process erases the same few hundred files, and starting amaro (compiling its
+// WebAssembly) is most of what that costs: each erased text is kept on disk under the hash of
+// its source and amaro's version, and amaro is only loaded on a miss (measured: about 0.25 s
+// of CPU less per test process). A file written whole and renamed into place: parallel test
+// processes may write the same entry, never half of one.
+const require = createRequire(import.meta.url)
+const AMARO = join(dirname(require.resolve('amaro')), '..')
+const VERSION = JSON.parse(readFileSync(join(AMARO, 'package.json'), 'utf8')).version
+const CACHE = join(AMARO, '../.cache/strip-types')
+let amaro
+
+function erase (source) {
+  const file = join(CACHE, `${createHash('sha1').update(`amaro ${VERSION}\0`).update(source).digest('hex')}.js`)
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {}
+  amaro ??= require('amaro')
+  const code = amaro.transformSync(source, { mode: 'strip-only' }).code
+  mkdirSync(CACHE, { recursive: true })
+  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`
+  writeFileSync(partial, code)
+  renameSync(partial, file)
+  return code
 }
