@@ -3,16 +3,17 @@
 # Node 24 is the current Active LTS; the code also runs on Node 20 (CI), see package.json engines.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# --- build: dev dependencies (TypeScript) compile src/ into dist/ -------------------------
+# --- build: dev dependencies (esbuild) compile src/ into dist/ ---------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # .npmrc carries ignore-scripts=true: no dependency install script runs, here or below.
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
 COPY src ./src
-# tsc, then scripts/bundle.ts bundles src/ into one file with a V8 code cache made by this
-# image's Node, which the runtime stage shares (a faster start: docs/performance.md).
+# scripts/bundle.ts compiles src/ module by module, then bundles it into one file with a V8
+# code cache made by this image's Node, which the runtime stage shares (a faster start:
+# docs/performance.md). Type errors are CI's `npm run typecheck`, before any image is built.
 COPY scripts/bundle.ts scripts/main-loader.js ./scripts/
 RUN npm run build
 # Build identity: the commit and time this image is built from, given as build arguments

@@ -1,11 +1,16 @@
-// The second half of `npm run build`: dist/main.js, the entry point the image, the tests and
-// the benchmarks run, loads one file holding src/ and the dependencies it loads at start,
-// dist/bundle/main.cjs, with a V8 code cache of it made here.
+// `npm run build`. First each module of src/ becomes its own dist/<path>.js, with its source
+// map: the verify pool's worker thread and the benchmarks' in-process children load those.
+// Then dist/main.js, the entry point the image, the tests and the benchmarks run, loads one
+// file holding src/ and the dependencies it loads at start, dist/bundle/main.cjs, with a V8
+// code cache of it made here.
+// The modules are esbuild's, not tsc's: tsconfig's erasableSyntaxOnly and isolatedModules
+// leave nothing to compile but the types to drop, which esbuild does in well under a second
+// where tsc took ~20 s of every build; type errors are `npm run typecheck`'s (CI runs it
+// before the tests), as they were the tests' already.
 // Node 20 spends most of a start finding, reading and compiling ~2,000 module files
 // (typebox alone has 700, most of them never used); one file, the unused code left out, starts
 // in about 0.6× the CPU time, and its code cache takes another third off (BENCHMARKS.md, cold
-// start). tsc's per-module output stays beside it in dist/: the benchmarks' in-process
-// children import it.
+// start).
 //
 // Why CommonJS: Node 20 has no compile cache for ES modules (module.enableCompileCache is
 // 22.1+), but a vm.Script takes V8's cachedData. dist/main.js (scripts/main-loader.js) compiles
@@ -28,7 +33,7 @@ const BUNDLE = join(root, 'dist/bundle/main.cjs')
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
-// Each module of src/ keeps the import.meta.url of its tsc output (dist/<path>.js), so what
+// Each module of src/ keeps the import.meta.url of its per-module output (dist/<path>.js), so what
 // it finds next to itself (build-info.json, the verify worker, package.json) is where it was;
 // src/main.ts's top-level await becomes a call (a CommonJS module has no top-level await, and
 // main() handles its own failures).
@@ -87,6 +92,17 @@ const undiciPool: Plugin = {
 }
 
 rmSync(join(root, 'dist/bundle'), { recursive: true, force: true })
+await build({
+  absWorkingDir: root,
+  entryPoints: ['src/**/*.ts'],
+  outdir: 'dist',
+  outbase: 'src',
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning'
+})
 const result = await build({
   absWorkingDir: root,
   entryPoints: ['src/main.ts'],
