@@ -177,6 +177,8 @@ const ABANDONED = new Error('the other attempt of this hedged read answered firs
 interface Attempt {
   readonly node: ChainNode
   readonly hedge: boolean
+  /** When it was sent, on the hedging clock. */
+  readonly sent: number
   readonly controller: AbortController
   readonly ended: Promise<{ readonly attempt: Attempt, readonly outcome: Outcome }>
 }
@@ -436,6 +438,7 @@ export class ChainClient implements ChainReader {
       const attempt: Attempt = {
         node,
         hedge,
+        sent,
         controller,
         ended: this.#exchange(node, target, controller.signal, timedOut, this.#timeoutMs, ++attempts, height, hedge).then((outcome) => {
           if (outcome.ok) hedging.answered(node.index, hedging.clock.now() - sent)
@@ -479,6 +482,7 @@ export class ChainClient implements ChainReader {
           // that keeps losing so is hanging, and is skipped as one that does not answer.
           if (won) for (const other of running) this.#nodes.overtaken(other.node)
         }
+        if (outcome.ok) for (const other of running) hedging.overtaken(other.node.index, hedging.clock.now() - other.sent)
         return outcome
       }
     } finally {

@@ -27,6 +27,38 @@ t.test('a node\'s delay: the ceiling until its latency is known, then its p95 wi
   t.equal(p.delayMs(0), 70, 'only the last answers count: a node that recovered is hedged early again')
 })
 
+t.test('a node\'s slowest answers are the ones a hedge overtakes: they count, so its delay stays at its p95', async (t) => {
+  // A steady node (answers spread evenly over 5–15 ms) and a 1 ms floor, read after read:
+  // a read not answered by the node's delay is hedged, the other node answers 5 ms later
+  // and the first attempt is aborted.
+  const simulate = (overtakenCount: boolean): number => {
+    const h = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 1000 })
+    let hedged = 0
+    for (let i = 0; i < 4000; i++) {
+      const latency = 5 + ((i * 7919) % 100) / 10
+      const delay = h.delayMs(0)
+      if (latency <= delay) {
+        h.answered(0, latency)
+        continue
+      }
+      if (i >= 1000) hedged++
+      h.answered(1, 5)
+      if (overtakenCount) h.overtaken(0, delay + 5)
+    }
+    return hedged / 3000
+  }
+  const share = simulate(true)
+  t.ok(share > 0.02 && share < 0.08, `about 1 read in 20 hedged (${share})`)
+  t.ok(simulate(false) > 0.5, 'were the overtaken attempts left out, the delay would sink to the floor and most reads be hedged')
+
+  const h = hedging()
+  for (let i = 0; i < MIN_SAMPLES; i++) h.answered(0, 100)
+  for (let i = 0; i < SAMPLES; i++) h.overtaken(0, 60)
+  t.equal(h.delayMs(0), 100, 'a wait shorter than the node\'s quantile says nothing: not counted')
+  for (let i = 0; i < SAMPLES; i++) h.overtaken(0, 400)
+  t.equal(h.delayMs(0), 400, 'waits beyond it count as answers at that time')
+})
+
 t.test('a ceiling below the floor is the floor', async (t) => {
   t.equal(hedging(new ManualClock(), { minDelayMs: 200, maxDelayMs: 100 }).delayMs(0), 200)
 })
