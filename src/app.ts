@@ -15,6 +15,7 @@ import { lazySchemaCompilers } from './http/lazy-schemas.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
 import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
+import { RequestLogger } from './http/request-logger.js'
 import { RouteGroupBusyError } from './http/route-group-limit.js'
 import { SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import { Shedding } from './http/shedding.js'
@@ -77,10 +78,10 @@ export async function buildApp (options: AppOptions) {
     // Always our own id; a well-formed X-Request-Id (the router's, or the caller's) goes on
     // every line of the request beside it, as clientReqId.
     genReqId: () => requestIds.next(),
-    childLoggerFactory: (parent, bindings, loggerOptions, raw) => {
-      const clientReqId = clientRequestId(raw.headers)
-      return parent.child(clientReqId === undefined ? bindings : { ...bindings, clientReqId }, loggerOptions)
-    },
+    // The request's pino child is made when something first logs through it (RequestLogger),
+    // so a request that writes no line does not pay for one. It offers what Fastify's logger
+    // interface has, not the whole of pino's Logger that the app's type says.
+    childLoggerFactory: (parent, bindings, loggerOptions, raw) => new RequestLogger(parent, bindings, loggerOptions, raw.headers) as unknown as Logger,
     // Long path values must reach validation and get a 400 that says what is wrong,
     // not the router's 404 (Fastify's default limit is 100 characters).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

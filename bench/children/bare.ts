@@ -1,7 +1,7 @@
 // The baseline: a bare Fastify answering /v1/status with the same JSON, serialized through the
-// same kind of response schema, no plugins. Benchmark 1 runs it without a logger; the overload
-// benchmark with Fastify's default logger at info (two lines per request, to stdout) and a
-// chain read passed straight through from the chain simulator.
+// same kind of response schema, no plugins. Benchmark 1 runs it with Fastify's default logger
+// at warn and at info (two lines per request, to stdout); the overload benchmark at info, with
+// a chain read passed straight through from the chain simulator.
 // argv: [log level, or "off"] [chain url]
 import Fastify from 'fastify'
 import { Pool } from 'undici'

@@ -50,9 +50,18 @@ export async function startSim (): Promise<SimHandle> {
   }
 }
 
-/** The bare Fastify baseline; with a log level its default logger writes to `stdout` (a file descriptor). */
-export async function startBare (log?: { level: string, stdout: number, chainUrl: string }): Promise<Server> {
-  const args = log === undefined ? [] : [log.level, log.chainUrl]
+/** Where a server's log goes and from which level; `stdout` is a file descriptor, or 'ignore' (/dev/null). */
+export interface LogTo {
+  readonly level: string
+  readonly stdout: 'ignore' | number
+}
+
+/**
+ * The bare Fastify baseline; with a log level its default logger writes to `stdout`. With a
+ * `chainUrl` it also passes a chain read straight through (bench/children/bare.ts).
+ */
+export async function startBare (log?: LogTo & { readonly chainUrl?: string }): Promise<Server> {
+  const args = log === undefined ? [] : [log.level, ...(log.chainUrl === undefined ? [] : [log.chainUrl])]
   const child = await Child.start<{ port: number }>('bare', args, {}, log?.stdout)
   return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label: log === undefined ? 'bare fastify' : `bare fastify (logger at ${log.level})`, stop: () => child.stop() }
 }
@@ -153,7 +162,11 @@ export async function cpuMs (pid: number): Promise<number> {
 // USER_HZ: 100 on every Linux the project runs on (getconf CLK_TCK).
 const CLOCK_TICKS = 100
 
-/** edge-api as deployed (dist/main.js) when it exists, else the app from dist/app.js. */
-export async function startEdge (chainUrl: string): Promise<Server> {
-  return hasMain() ? startMain(chainUrl) : startEdgeApp(chainUrl)
+/**
+ * edge-api as deployed (dist/main.js) when it exists, else the app from dist/app.js; logging
+ * at warn to /dev/null unless told otherwise (the app's log always goes to /dev/null).
+ */
+export async function startEdge (chainUrl: string, log?: LogTo): Promise<Server> {
+  if (!hasMain()) return startEdgeApp(chainUrl, true, true, undefined, true, log?.level)
+  return log === undefined ? startMain(chainUrl) : startMain(chainUrl, { EDGE_API_LOG_LEVEL: log.level }, log.stdout)
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { ChainClient, ChainReader } from '../chain/client.js'
 import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
 import { withFixedReads } from './fixed-reads.js'
@@ -9,10 +9,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the handler reads the chain with: pinned to the answer's height for latest-state routes. */
     chain: ChainReader
-  }
-  interface FastifyContextConfig {
-    /** The route's class in ROUTE_CLASSES, set when the route is added. */
-    answerClass?: RouteClass
   }
 }
 
@@ -55,68 +51,86 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
   const observer = cache?.observer
 
   app.decorateRequest('chain', null as unknown as ChainReader)
+  // Each route gets the hooks of its class, bound to it when it is added: a request pays only
+  // for what its route needs, and no hook asks Fastify for the route's options (a getter that
+  // builds an object on each read). Ahead of the route's own hooks, as the scope's hooks were:
+  // Fastify's HEAD route ends its onSend with the body dropped.
   app.addHook('onRoute', (route) => {
+    let answerClass: RouteClass | undefined
     for (const method of [route.method].flat()) {
-      const answerClass = routeClass(method === 'HEAD' ? 'GET' : method, route.url)
+      answerClass = routeClass(method === 'HEAD' ? 'GET' : method, route.url)
       if (answerClass === undefined) throw new Error(`${method} ${route.url} has no class in ROUTE_CLASSES (src/cache/route-classes.ts)`)
-      route.config = { ...route.config, answerClass }
     }
-  })
-
-  app.addHook('preHandler', async (request, reply) => {
-    const answerClass = request.routeOptions.config.answerClass
-    if (answerClass !== 'latest' && answerClass !== 'fixed') {
-      request.chain = chain
+    if (answerClass === 'latest' || answerClass === 'fixed') {
+      route.preHandler = [cachedRead(answerClass, route.url), ...[route.preHandler ?? []].flat()]
+      route.onSend = [builtAnswer, ...[route.onSend ?? []].flat()]
+      route.onResponse = [released, ...[route.onResponse ?? []].flat()]
       return
     }
-    const route = request.routeOptions.url as string
-    const base = answerKey(request, route)
-    if (answerClass === 'latest') {
-      request.chain = cache === undefined ? await chain.reader() : withFixedReads(await chain.latest(), cache)
-      reply.header('cache-control', LATEST_CACHE_CONTROL)
-    } else {
-      request.chain = cache === undefined ? chain : withFixedReads(chain, cache)
-      reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
-    }
-    const key = keyAt(base, request.chain.height)
-    // Without the cache (one node), the height is known once the first read is answered; a
-    // revalidation against the fresh head still costs the chain nothing.
-    if (answerClass === 'latest' && request.chain.height === undefined) {
-      const fresh = chain.heads.fresh()
-      if (fresh !== undefined && matchesTag(request.headers['if-none-match'], tagOf(keyAt(base, fresh)))) {
-        tag(reply, fresh, tagOf(keyAt(base, fresh)))
-        return sendResult(reply, route, 'revalidated').code(304).send()
+    // Neither pinned nor cached: callbacks, no promise per request.
+    const cacheControl = answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL
+    route.preHandler = [unpinned, ...[route.preHandler ?? []].flat()]
+    route.onSend = [function tagged (request, reply, payload, done) {
+      done(null, untagged(request, reply, payload, cacheControl))
+    }, ...[route.onSend ?? []].flat()]
+  })
+
+  function unpinned (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    request.chain = chain
+    done()
+  }
+
+  function cachedRead (answerClass: 'latest' | 'fixed', route: string) {
+    return async function preHandler (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const base = answerKey(request, route)
+      if (answerClass === 'latest') {
+        request.chain = cache === undefined ? await chain.reader() : withFixedReads(await chain.latest(), cache)
+        reply.header('cache-control', LATEST_CACHE_CONTROL)
+      } else {
+        request.chain = cache === undefined ? chain : withFixedReads(chain, cache)
+        reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
       }
-      pending.set(request, { base, route })
-      return
+      const key = keyAt(base, request.chain.height)
+      // Without the cache (one node), the height is known once the first read is answered; a
+      // revalidation against the fresh head still costs the chain nothing.
+      if (answerClass === 'latest' && request.chain.height === undefined) {
+        const fresh = chain.heads.fresh()
+        if (fresh !== undefined && matchesTag(request.headers['if-none-match'], tagOf(keyAt(base, fresh)))) {
+          tag(reply, fresh, tagOf(keyAt(base, fresh)))
+          return sendResult(reply, route, 'revalidated').code(304).send()
+        }
+        pending.set(request, { base, route })
+        return
+      }
+      // A hit has its tag stored with it: no digest per hit.
+      const cached = cache?.get(key)
+      const etag = cached?.etag ?? tagOf(key)
+      tag(reply, request.chain.height, etag)
+      if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
+      if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
+      if (cache === undefined) {
+        pending.set(request, { base, route })
+        return
+      }
+      const shared = building.get(key)
+      const answer = shared === undefined ? undefined : await shared
+      if (answer !== undefined) return sendAnswer(sendResult(reply, route, 'coalesced'), answer)
+      sendResult(reply, route, 'miss')
+      if (shared !== undefined) {
+        // The answer it waited for failed: build its own (its chain reads still coalesce).
+        pending.set(request, { base, route })
+        return
+      }
+      let done!: (answer: CachedAnswer | undefined) => void
+      building.set(key, new Promise((resolve) => { done = resolve }))
+      pending.set(request, { base, route, done })
     }
-    // A hit has its tag stored with it: no digest per hit.
-    const cached = cache?.get(key)
-    const etag = cached?.etag ?? tagOf(key)
-    tag(reply, request.chain.height, etag)
-    if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
-    if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
-    if (cache === undefined) {
-      pending.set(request, { base, route })
-      return
-    }
-    const shared = building.get(key)
-    const answer = shared === undefined ? undefined : await shared
-    if (answer !== undefined) return sendAnswer(sendResult(reply, route, 'coalesced'), answer)
-    sendResult(reply, route, 'miss')
-    if (shared !== undefined) {
-      // The answer it waited for failed: build its own (its chain reads still coalesce).
-      pending.set(request, { base, route })
-      return
-    }
-    let done!: (answer: CachedAnswer | undefined) => void
-    building.set(key, new Promise((resolve) => { done = resolve }))
-    pending.set(request, { base, route, done })
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  async function builtAnswer (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const read = pending.get(request)
-    if (read === undefined) return untagged(request, reply, payload)
+    // Answered by its preHandler (a hit, a 304), or refused before it: tagged as any other GET 200.
+    if (read === undefined) return untagged(request, reply, payload, LATEST_CACHE_CONTROL)
     const height = request.chain.height
     if (reply.statusCode !== 200) {
       // Errors are never cached, by us or by anyone downstream.
@@ -136,15 +150,15 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     if (reply.getHeader(CACHE_HEADER) !== undefined || !matchesTag(request.headers['if-none-match'], etag)) return payload
     sendResult(reply, read.route, 'revalidated').code(304)
     return ''
-  })
+  }
 
   // However the read ended (error, client gone), those waiting on it are released.
-  app.addHook('onResponse', async (request) => {
+  async function released (request: FastifyRequest): Promise<void> {
     const read = pending.get(request)
     if (read?.done === undefined) return
     read.done(undefined)
     building.delete(keyAt(read.base, request.chain.height))
-  })
+  }
 
   function sendResult (reply: FastifyReply, route: string, result: CacheResult): FastifyReply {
     observer?.cacheResult(route, result)
@@ -174,13 +188,13 @@ function sendAnswer (reply: FastifyReply, answer: CachedAnswer): FastifyReply {
  * Routes without an answer cache: a GET 200 gets the ETag of its body, and an If-None-Match
  * with it a 304 (bandwidth saved; the answer was built all the same).
  */
-function untagged (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+function untagged (request: FastifyRequest, reply: FastifyReply, payload: unknown, cacheControl: string): unknown {
   // A cache hit is already tagged with its key's tag.
   if (request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) return payload
   // Serialized JSON or text: a string.
   const etag = bodyTag(payload as string)
   reply.header('etag', etag)
-  reply.header('cache-control', request.routeOptions.config.answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL)
+  reply.header('cache-control', cacheControl)
   if (!matchesTag(request.headers['if-none-match'], etag)) return payload
   reply.code(304)
   return ''
