@@ -9,8 +9,8 @@
 //   queue: the template before issue 23); open loop (bench/lib/open-loop.ts, raw
 //   sockets, latency from when each request was due) at 0.5×, 1×, 2× and 4× of the capacity
 //   measured through the router, the two sides alternating, medians over the rounds.
-// The replica runs on one CPU, HAProxy and the load generator on another (CPU_SPLIT below):
-// the router has its own core, as in a deployment, and capacity is measured in that layout.
+// CPU_SPLIT (below) can pin the replica to one CPU and HAProxy and the load generator to
+// another; capacity is always measured in the same layout as the load steps.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
@@ -147,13 +147,14 @@ async function startRouter (dir: string, name: string, replica: string, settings
 interface Knee { readonly n: number, readonly x: number, readonly r: number, readonly p50: number }
 
 /**
- * The CPU layout (bench/lib/cpus.ts): the replica on one core, HAProxy (one thread) and the
- * load generator on the other, as a deployment gives the router and its clients machines of
- * their own. Sharing both cores, the router's and the generator's cost of refusing the excess
- * at 4× (~40 000 req/s) is taken from the replica, which no deployment sees. Fewer than two
- * CPUs or no taskset: nothing is pinned, and the layout row says so.
+ * The CPU layout (bench/lib/cpus.ts). true: the replica on one core, HAProxy (one thread) and
+ * the load generator on the other, as a deployment gives the router its own core (fewer than
+ * two CPUs or no taskset: nothing is pinned, and the layout row says so). Off: measured, it
+ * does not close the gap (BENCHMARKS.md, bench 11 runs 8–13): the bottleneck moves to the core
+ * that HAProxy shares with the generator, and the length-bounded queue collapsed at 2× or 4×
+ * in every pinned run whose step exceeded ~23 000 req/s; unpinned, they share both cores.
  */
-export const CPU_SPLIT = true
+export const CPU_SPLIT = false
 
 export async function router (ctx: Context): Promise<SuiteResult> {
   return await routerBench(ctx, CPU_SPLIT ? cpuSplit(process.pid) : { reason: 'CPU_SPLIT off' })
