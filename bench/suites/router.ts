@@ -149,8 +149,8 @@ interface Knee { readonly n: number, readonly x: number, readonly r: number, rea
 /**
  * The CPU layout (bench/lib/cpus.ts). true: the replica on one core, HAProxy (one thread) and
  * the load generator on the other, as a deployment gives the router its own core (fewer than
- * two CPUs or no taskset: nothing is pinned, and the layout row says so). Off: measured, it
- * does not close the gap (BENCHMARKS.md, bench 11 runs 8–13): the bottleneck moves to the core
+ * two CPUs or no taskset: nothing is pinned, and the layout row says so). false, the default
+ * since it was measured: the split does not close the gap (BENCHMARKS.md, bench 11 runs 8–13): the bottleneck moves to the core
  * that HAProxy shares with the generator, and the length-bounded queue collapsed at 2× or 4×
  * in every pinned run whose step exceeded ~23 000 req/s; unpinned, they share both cores.
  */
