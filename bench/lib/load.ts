@@ -25,6 +25,11 @@ export class Load {
     return this.#child.call<OpenLoopResult>('open', options)
   }
 
+  /** The generator's process, e.g. to pin it to a CPU. */
+  get pid (): number {
+    return this.#child.pid
+  }
+
   stop (): Promise<void> {
     return this.#child.stop()
   }

@@ -48,6 +48,12 @@ export interface OpenLoopResult {
   /** Requests scheduled (closed loop: sent) per second. */
   readonly offered: number
   readonly scheduled: number
+  /**
+   * Requests written to a socket before the schedule ended, per second of the schedule: below
+   * `offered` when every connection was busy and requests waited in the generator (their
+   * latency still counts from when they were due).
+   */
+  readonly sentDuringSchedule: number
   readonly statusCodes: Record<string, number>
   /** 2xx answers per second of the schedule. */
   readonly goodput: number
@@ -240,6 +246,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
     })
   }
   const scheduleS = (performance.now() - start) / 1000
+  const writtenBySchedule = closed ? sent : sent - (waiting.length - waitingHead)
   let timer: NodeJS.Timeout | undefined
   await Promise.race([finished, new Promise((resolve) => { timer = setTimeout(resolve, graceMs) })])
   clearTimeout(timer)
@@ -254,6 +261,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
   return {
     offered: scheduled / scheduleS,
     scheduled,
+    sentDuringSchedule: writtenBySchedule / scheduleS,
     statusCodes,
     goodput: ok / scheduleS,
     shed: shed / scheduled,

@@ -9,6 +9,8 @@
 //   queue: the template before issue 23); open loop (bench/lib/open-loop.ts, raw
 //   sockets, latency from when each request was due) at 0.5×, 1×, 2× and 4× of the capacity
 //   measured through the router, the two sides alternating, medians over the rounds.
+// CPU_SPLIT (below) can pin the replica to one CPU and HAProxy and the load generator to
+// another; capacity is always measured in the same layout as the load steps.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
@@ -17,7 +19,8 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
 import { renderRouterConfig } from '../../test/fixtures/deploy/router.js'
-import type { OpenLoopResult } from '../lib/load.js'
+import { cpuSplit, pin, TASKSET, type CpuSplit } from '../lib/cpus.js'
+import { Load, type OpenLoopResult } from '../lib/load.js'
 import { freePort } from '../lib/ports.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
@@ -47,6 +50,8 @@ export interface RouterWaits {
   readonly queueTimeouts: number
   /** Requests refused 503 at once because the queue held EDGE_API_ROUTER_QUEUE_LENGTH (a deny: PR--). */
   readonly queueFull: number
+  /** 503s the replica itself answered (its own load shedding), passed through by the router. */
+  readonly replicaShed: number
   /** Tw (ms in the router's queue) of the requests answered 503 after timeout queue: p99, max. */
   readonly queueTimeoutWaitP99: number
   readonly queueTimeoutWaitMax: number
@@ -58,13 +63,15 @@ const ACCESS = /\s(-?\d+)\/(-?\d+)\/(-?\d+)\/(-?\d+)\/\+?(\d+) (\d{3}) \d+ \S+ \
 export function routerWaits (lines: readonly string[]): RouterWaits {
   const waits: number[] = []
   let queueFull = 0
+  let replicaShed = 0
   for (const line of lines) {
     const m = ACCESS.exec(line)
     if (m !== null && m[7] === 'sQ--') waits.push(Number(m[2]))
     if (m !== null && m[7] === 'PR--' && m[6] === '503') queueFull++
+    if (m !== null && m[7] === '----' && m[6] === '503') replicaShed++
   }
   const sorted = Float64Array.from(waits).sort()
-  return { queueTimeouts: waits.length, queueFull, queueTimeoutWaitP99: percentile(sorted, 99), queueTimeoutWaitMax: sorted.length > 0 ? sorted[sorted.length - 1] as number : Number.NaN }
+  return { queueTimeouts: waits.length, queueFull, replicaShed, queueTimeoutWaitP99: percentile(sorted, 99), queueTimeoutWaitMax: sorted.length > 0 ? sorted[sorted.length - 1] as number : Number.NaN }
 }
 
 /** The deployed defaults, read from a rendering: the benchmark measures what is deployed. */
@@ -76,7 +83,7 @@ export function routerDefaults (): { maxconn: number, queueMs: number, length: n
   return { maxconn: Number(maxconn), queueMs: Number(queueMs), length: Number(length) }
 }
 
-async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>): Promise<RouterProcess> {
+async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>, cpus?: string): Promise<RouterProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()]
   const file = join(dir, `${name}.cfg`)
   await writeFile(file, renderRouterConfig({
@@ -89,7 +96,11 @@ async function startRouter (dir: string, name: string, replica: string, settings
   // Its access log (stdout) goes to a file, read back after each run: never an undrained pipe.
   const logPath = join(dir, `${name.replace(/\W+/g, '-')}.log`)
   const log = await open(logPath, 'w')
-  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', log.fd, 'ignore'] })
+  // Started under taskset, HAProxy sees one CPU and runs one thread (nbthread defaults to the CPUs it may use).
+  const command = ['haproxy', '-f', file, '-db']
+  const child = cpus === undefined
+    ? spawn('haproxy', command.slice(1), { stdio: ['ignore', log.fd, 'ignore'] })
+    : spawn(TASKSET, ['-c', cpus, ...command], { stdio: ['ignore', log.fd, 'ignore'] })
   let offset = 0
   let partial = ''
   const exited = once(child, 'exit')
@@ -135,7 +146,22 @@ async function startRouter (dir: string, name: string, replica: string, settings
 
 interface Knee { readonly n: number, readonly x: number, readonly r: number, readonly p50: number }
 
+/**
+ * The CPU layout (bench/lib/cpus.ts). true: the replica on one core, HAProxy (one thread) and
+ * the load generator on the other, as a deployment gives the router its own core (fewer than
+ * two CPUs or no taskset: nothing is pinned, and the layout row says so). false, the default
+ * since it was measured: the split does not close the gap (BENCHMARKS.md, bench 11 runs 8–13): the bottleneck moves to the core
+ * that HAProxy shares with the generator, and the length-bounded queue collapsed at 2× or 4×
+ * in every pinned run whose step exceeded ~23 000 req/s; unpinned, they share both cores.
+ */
+export const CPU_SPLIT = false
+
 export async function router (ctx: Context): Promise<SuiteResult> {
+  return await routerBench(ctx, CPU_SPLIT ? cpuSplit(process.pid) : { reason: 'CPU_SPLIT off' })
+}
+
+/** Benchmark 11 in a given CPU layout (a split, or why there is none). */
+export async function routerBench (ctx: Context, split: CpuSplit | { readonly reason: string }): Promise<SuiteResult> {
   const started = performance.now()
   const quick = ctx.runS < 2
   const openS = quick ? 1 : 3
@@ -143,19 +169,36 @@ export async function router (ctx: Context): Promise<SuiteResult> {
   const raw: Record<string, unknown> = {}
   const defaults = routerDefaults()
   raw.defaults = defaults
+  raw.cpus = split
+  const pinned = 'server' in split ? split : undefined
+  rows.push({
+    item: '11',
+    what: 'CPU layout of this benchmark (taskset)',
+    value: 'reason' in split
+      ? `not pinned (${split.reason}): the replica, HAProxy and the load generator share the machine's CPUs, so the router's and the generator's work under overload is taken from the replica, as no deployment would`
+      : `replica on CPU ${split.server}; HAProxy (one thread) and the load generator on CPU ${split.clients}: the router has its own core, as in a deployment (capacity and every load step measured so)`,
+    goal: 'reported',
+    met: null
+  })
   const dir = await mkdtemp(join(tmpdir(), 'edge-api-router-'))
-  const edge = await startMain(ctx.sim.url)
+  // A generator of its own, so pinning it leaves the other benchmarks' generator alone.
+  const load = await Load.start()
+  const edge = await startMain(ctx.sim.url).catch(async (err: Error) => { await load.stop(); throw err })
   const routers: RouterProcess[] = []
   try {
+    if (pinned !== undefined) {
+      pin(load.pid, pinned.clients)
+      pin(edge.pid, pinned.server)
+    }
     // 1. The replica alone: Little's law at each concurrency.
     const sweep: Record<string, Knee[]> = {}
     for (const [name, paths, latency] of [['GET /v1/status', STATUS, 0], [`GET /v1/participants/{address} (chain ${CHAIN_LATENCY_MS} ms)`, CHAIN_READ, CHAIN_LATENCY_MS]] as const) {
       if (latency > 0) await ctx.sim.latency(latency)
       const points: Knee[] = []
-      await ctx.load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.warmupS, connections: 64 })
+      await load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.warmupS, connections: 64 })
       for (const n of CONCURRENCY) {
         progress(`${name}, ${n} connections closed loop`)
-        const r = await ctx.load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.runS, connections: n })
+        const r = await load.open({ origin: edge.url, paths, rate: 0, durationS: ctx.runS, connections: n })
         points.push({ n, x: r.goodput, r: n / r.goodput * 1000, p50: r.p50 })
       }
       await ctx.sim.clear()
@@ -181,11 +224,11 @@ export async function router (ctx: Context): Promise<SuiteResult> {
 
     // 2. Through the router, with and without its queue.
     const replica = edge.url.replace('http://', '')
-    const queued = await startRouter(dir, `queue (maxconn ${defaults.maxconn}, timeout queue ${defaults.queueMs} ms, length ${defaults.length})`, replica, {})
+    const queued = await startRouter(dir, `queue (maxconn ${defaults.maxconn}, timeout queue ${defaults.queueMs} ms, length ${defaults.length})`, replica, {}, pinned?.clients)
     routers.push(queued)
-    const timeOnly = await startRouter(dir, 'queue bounded by time alone (length 0)', replica, { EDGE_API_ROUTER_QUEUE_LENGTH: '0' })
+    const timeOnly = await startRouter(dir, 'queue bounded by time alone (length 0)', replica, { EDGE_API_ROUTER_QUEUE_LENGTH: '0' }, pinned?.clients)
     routers.push(timeOnly)
-    const unlimited = await startRouter(dir, 'no queue (maxconn 0)', replica, { EDGE_API_ROUTER_SERVER_MAXCONN: '0' })
+    const unlimited = await startRouter(dir, 'no queue (maxconn 0)', replica, { EDGE_API_ROUTER_SERVER_MAXCONN: '0' }, pinned?.clients)
     routers.push(unlimited)
     // Capacity: the most either router gets through closed loop. Without the queue the replica
     // takes all the connections at once and sheds part of them (2xx only count), so the larger
@@ -193,8 +236,8 @@ export async function router (ctx: Context): Promise<SuiteResult> {
     const capacities: Record<string, number> = {}
     for (const side of [unlimited, queued]) {
       progress(`capacity through the router, ${side.label}`)
-      await ctx.load.open({ origin: side.url, paths: STATUS, rate: 0, durationS: ctx.warmupS, connections: CAPACITY_CONNECTIONS })
-      capacities[side.label] = (await ctx.load.open({ origin: side.url, paths: STATUS, rate: 0, durationS: ctx.runS, connections: CAPACITY_CONNECTIONS })).goodput
+      await load.open({ origin: side.url, paths: STATUS, rate: 0, durationS: ctx.warmupS, connections: CAPACITY_CONNECTIONS })
+      capacities[side.label] = (await load.open({ origin: side.url, paths: STATUS, rate: 0, durationS: ctx.runS, connections: CAPACITY_CONNECTIONS })).goodput
     }
     const capacity = Math.max(...Object.values(capacities))
     raw.capacity = capacities
@@ -210,7 +253,7 @@ export async function router (ctx: Context): Promise<SuiteResult> {
         const order = [...sides.slice(shift), ...sides.slice(0, shift)]
         for (const side of order) {
           progress(`round ${round + 1}, ${k}× capacity, ${side.label}`)
-          const r = await ctx.load.open({ origin: side.url, paths: STATUS, rate: k * capacity, durationS: openS })
+          const r = await load.open({ origin: side.url, paths: STATUS, rate: k * capacity, durationS: openS })
           ladder.get(side.label)?.[i]?.push(r)
           // What a side still holds must not spill into the next run.
           await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
@@ -226,8 +269,8 @@ export async function router (ctx: Context): Promise<SuiteResult> {
       const wait = (i: number, pick: (w: RouterWaits) => number): number => median((sideWaits[i] ?? []).map(pick).filter(Number.isFinite))
       rows.push({
         item: '11',
-        what: `router ${side.label}, its own log at 2× and 4× (medians): requests refused at once, queue full (PR); answered 503 after timeout queue (sQ), and how long those had waited in its queue (Tw p99 / max)`,
-        value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round(wait(i, (w) => w.queueFull), 0)} full; ${round(wait(i, (w) => w.queueTimeouts), 0)} sQ, ${ms(wait(i, (w) => w.queueTimeoutWaitP99))} / ${ms(wait(i, (w) => w.queueTimeoutWaitMax))}`).join('; '),
+        what: `router ${side.label}, its own log at 2× and 4× (medians): requests refused at once, queue full (PR); 503s of the replica's own shedding passed through; answered 503 after timeout queue (sQ), and how long those had waited in its queue (Tw p99 / max)`,
+        value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round(wait(i, (w) => w.queueFull), 0)} full; ${round(wait(i, (w) => w.replicaShed), 0)} replica 503; ${round(wait(i, (w) => w.queueTimeouts), 0)} sQ, ${ms(wait(i, (w) => w.queueTimeoutWaitP99))} / ${ms(wait(i, (w) => w.queueTimeoutWaitMax))}`).join('; '),
         goal: `Tw ≤ timeout queue + 20% (${round(defaults.queueMs * 1.2, 0)} ms)`,
         met: [2, 3].every((i) => !(wait(i, (w) => w.queueTimeoutWaitMax) > defaults.queueMs * 1.2))
       })
@@ -235,6 +278,7 @@ export async function router (ctx: Context): Promise<SuiteResult> {
   } finally {
     for (const r of routers) await r.stop()
     await edge.stop()
+    await load.stop()
     await rm(dir, { recursive: true, force: true })
   }
   return { name: 'router', rows, raw, seconds: (performance.now() - started) / 1000 }
@@ -279,6 +323,13 @@ function ladderRows (capacities: Record<string, number>, queueMs: number, ladder
       met: label === queued ? double / half <= 5 : null
     })
   }
+  rows.push({
+    item: '11',
+    what: 'the generator with the router\'s queue at 2× and 4× (medians): target rate; scheduled per second of the schedule; written to a socket during the schedule (the rest waited for a free connection, their latency counted from when they were due); its own lateness p99',
+    value: [2, 3].map((i) => `${MULTIPLES[i]}×: ${round((MULTIPLES[i] as number) * capacity, 0)}; ${round(med(queued, i, (r) => r.offered), 0)}; ${round(med(queued, i, (r) => r.sentDuringSchedule), 0)}; ${ms(med(queued, i, (r) => r.sendLagP99))}`).join('; '),
+    goal: 'reported (scheduled ≈ target: the schedule was kept)',
+    met: null
+  })
   const good2 = med(queued, 2, (r) => r.goodput) / capacity
   const good4 = med(queued, 3, (r) => r.goodput) / capacity
   // Latency counts from when a request was due, so it includes the generator's own lateness.
