@@ -102,6 +102,11 @@ class Connection {
     return !Number.isNaN(this.due)
   }
 
+  /** Closed, or closing: never sent on again. */
+  get dead (): boolean {
+    return this.socket.destroyed || this.socket.readableEnded
+  }
+
   send (request: string, due: number, index: number): void {
     this.due = due
     this.index = index
@@ -109,6 +114,15 @@ class Connection {
   }
 
   #read (chunk: string): void {
+    // Bytes with no request in flight are the server giving up on the connection: Node answers
+    // 408 to one that has sent nothing for its headersTimeout (edge-api's 15 s), which a
+    // connection kept idle since it was opened does, then closes it. A real client drops such
+    // a connection (undici does); taken for the answer to the next request, it would count a
+    // 408 that was never that request's and lose the request.
+    if (!this.busy) {
+      this.socket.destroy()
+      return
+    }
     let text = this.#text + chunk
     if (this.#skip > 0) {
       const n = Math.min(this.#skip, text.length)
@@ -177,7 +191,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
   const kept = idle.get(url.origin) ?? []
   idle.set(url.origin, kept)
   const count = options.connections ?? 1000
-  const free = kept.splice(0, count)
+  const free = kept.splice(0, count).filter((c) => !c.dead)
   while (free.length < count) free.push(await open(url))
   const all = [...free]
   // Requests due while every connection is busy: [index, due].
@@ -185,7 +199,15 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
   let waitingHead = 0
   const start = performance.now()
   const end = start + durationS * 1000
+  // The most recently used idle connection that is still open: the server may have closed the
+  // others (its keep-alive timeout, the 408 above) while they waited.
+  const idleConnection = (): Connection | undefined => {
+    let connection = free.pop()
+    while (connection?.dead === true) connection = free.pop()
+    return connection
+  }
   const release = (connection: Connection): void => {
+    if (connection.dead) return
     if (closed) {
       const now = performance.now()
       if (now < end) {
@@ -198,7 +220,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
         sent++
       } else {
         free.push(connection)
-        if (free.length === all.length) allAnswered()
+        if (free.length === all.filter((c) => !c.dead).length) allAnswered()
       }
     } else if (waitingHead < waiting.length) {
       const [index, due] = waiting[waitingHead++] as [number, number]
@@ -234,7 +256,7 @@ export async function openLoop (options: OpenLoopOptions): Promise<OpenLoopResul
         while (sent < due) {
           const at = start + sent * interval
           sendLag[sent] = now - at
-          const connection = free.pop()
+          const connection = idleConnection()
           if (connection !== undefined) connection.send(requests[sent % requests.length] as string, at, sent)
           else waiting.push([sent, at])
           sent++
