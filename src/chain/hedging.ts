@@ -35,6 +35,8 @@ export interface HedgingOptions {
   /** The longest: a node's latency above it is no reason to wait longer. */
   readonly maxDelayMs: number
   readonly nodeCount: number
+  /** The quantile of a node's answer times a read waits for before it is hedged. @default DELAY_QUANTILE */
+  readonly quantile?: number
   /** The window the budget counts reads and hedges over. @default 10 s */
   readonly windowMs?: number
   /** @default performance.now() and setTimeout */
@@ -58,11 +60,16 @@ const BUCKETS = 10
  */
 export const BURST = 3
 
-/** The last SAMPLES answer times of one node, and their DELAY_QUANTILE. */
+/** The last SAMPLES answer times of one node, and their `rank` quantile. */
 class NodeLatency {
   readonly #samples = new Float64Array(SAMPLES)
+  readonly #rank: number
   #count = 0
   #quantile = Infinity
+
+  constructor (rank: number) {
+    this.#rank = rank
+  }
 
   add (ms: number): void {
     this.#samples[this.#count % SAMPLES] = ms
@@ -78,7 +85,7 @@ class NodeLatency {
   #sort (): void {
     if (this.#count < MIN_SAMPLES) return
     const sorted = this.#samples.slice(0, Math.min(this.#count, SAMPLES)).sort()
-    this.#quantile = sorted[Math.ceil(DELAY_QUANTILE * sorted.length) - 1] as number
+    this.#quantile = sorted[Math.max(0, Math.ceil(this.#rank * sorted.length) - 1)] as number
   }
 }
 
@@ -139,7 +146,8 @@ export class Hedging {
     this.#budget = options.budget
     this.#minDelayMs = options.minDelayMs
     this.#maxDelayMs = Math.max(options.minDelayMs, options.maxDelayMs)
-    this.#latency = Array.from({ length: options.nodeCount }, () => new NodeLatency())
+    const rank = options.quantile ?? DELAY_QUANTILE
+    this.#latency = Array.from({ length: options.nodeCount }, () => new NodeLatency(rank))
     this.#window = new Window(options.windowMs ?? 10_000, this.clock.now())
   }
 

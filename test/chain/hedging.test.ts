@@ -27,6 +27,17 @@ t.test('a node\'s delay: the ceiling until its latency is known, then its p95 wi
   t.equal(p.delayMs(0), 70, 'only the last answers count: a node that recovered is hedged early again')
 })
 
+t.test('the quantile a read waits for can be another than the p95 (bench/hedging-model.ts compares them)', async (t) => {
+  const at = (quantile?: number): number => {
+    const h = hedging(new ManualClock(), { minDelayMs: 1, ...(quantile === undefined ? {} : { quantile }) })
+    for (let i = 1; i <= SAMPLES; i++) h.answered(0, i)
+    return h.delayMs(0)
+  }
+  // SAMPLES (128) answers of 1, 2, … 128 ms.
+  t.equal(at(), Math.ceil(0.95 * SAMPLES), 'by default their p95')
+  t.equal(at(0.9), Math.ceil(0.9 * SAMPLES), 'their p90 with quantile 0.9')
+})
+
 t.test('a node\'s slowest answers are the ones a hedge overtakes: they count, so its delay stays at its p95', async (t) => {
   // A steady node (answers spread evenly over 5–15 ms) and a 1 ms floor, read after read:
   // a read not answered by the node's delay is hedged, the other node answers 5 ms later

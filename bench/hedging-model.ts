@@ -1,0 +1,138 @@
+// A model of benchmark 13 (hedged chain reads) run on the real policy, src/chain/hedging.ts:
+// each node's delay and the budget decide, on a simulated clock, with latencies drawn from a
+// distribution fitted to this machine. It is not a measurement of edge-api; it answers
+// "what would bench 13 show with another quantile, floor or rule" in seconds, without the
+// noise of a shared host, and it reproduces bench 13's measured figures (docs/hedged-reads.md).
+//   npx tsx bench/hedging-model.ts
+// The model:
+// - reads arrive every 10 ms (bench 13's 100 req/s), 1100 a run, the first 100 discarded;
+// - a read goes to the node with fewer reads in flight, node 1 on a tie (src/chain/nodes.ts);
+// - an attempt takes 5.2 + 0.4·e^(σ·z) ms, z standard normal: with σ = 0.9 the client p99
+//   with no slow node is ~10 ms, as bench 13 measures on the quiet machine (σ = 1.3: a
+//   loaded one); node 1 adds 2000 ms to every 20th of its answers (bench 13's slow node);
+// - a read still unanswered after the node's delay is hedged to the other node if the budget
+//   allows (Hedging.admit); the first answer wins, the other attempt counts as overtaken;
+// - the client's latency adds edge-api's own 1.2 + 0.3·e^(0.8·z) ms.
+// Each row is the median over 7 seeds of a run's client p99 and share of reads hedged.
+import { Hedging } from '../src/chain/hedging.js'
+import type { Clock } from '../src/chain/clock.js'
+
+interface Model {
+  readonly quantile: number
+  readonly floorMs: number
+  /** Whether an overtaken attempt's wait counts (Hedging.overtaken), as the client does. */
+  readonly overtakenCounts: boolean
+  readonly slowNode: boolean
+  readonly sigma: number
+  readonly seed: number
+}
+
+const READS = 1100
+const WARM_UP = 100
+const INTERVAL_MS = 10
+const SLOW_MS = 2000
+const SLOW_EVERY = 20
+
+function random (seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+    return state / 2 ** 32
+  }
+}
+
+/** A deterministic event loop: events and the policy's timers, in time order. */
+class SimulatedTime implements Clock {
+  #now = 0
+  readonly #events: Array<{ at: number, fn: () => void, live: boolean }> = []
+
+  now (): number {
+    return this.#now
+  }
+
+  after (ms: number, fn: () => void): () => void {
+    const event = { at: this.#now + ms, fn, live: true }
+    this.#events.push(event)
+    return () => { event.live = false }
+  }
+
+  run (): void {
+    for (;;) {
+      let next = -1
+      for (let i = 0; i < this.#events.length; i++) {
+        const e = this.#events[i] as { at: number, live: boolean }
+        if (e.live && (next === -1 || e.at < (this.#events[next] as { at: number }).at)) next = i
+      }
+      if (next === -1) return
+      const event = this.#events.splice(next, 1)[0] as { at: number, fn: () => void }
+      this.#now = event.at
+      event.fn()
+      if (this.#events.length > 256) for (let i = this.#events.length - 1; i >= 0; i--) if (!(this.#events[i] as { live: boolean }).live) this.#events.splice(i, 1)
+    }
+  }
+}
+
+function simulate (model: Model): { p99: number, hedged: number } {
+  const rand = random(model.seed)
+  const normal = (): number => Math.sqrt(-2 * Math.log(Math.max(1e-12, rand()))) * Math.cos(2 * Math.PI * rand())
+  const time = new SimulatedTime()
+  const hedging = new Hedging({ budget: 0.1, minDelayMs: model.floorMs, maxDelayMs: 1000, nodeCount: 2, quantile: model.quantile, clock: time })
+  const inFlight = [0, 0]
+  let node1Answers = 0
+  let hedges = 0
+  const latencies: number[] = []
+  const attempt = (node: number): number => {
+    inFlight[node] = (inFlight[node] as number) + 1
+    let ms = 5.2 + 0.4 * Math.exp(model.sigma * normal())
+    if (node === 0 && model.slowNode && ++node1Answers % SLOW_EVERY === 0) ms += SLOW_MS
+    return ms
+  }
+  const read = (index: number): void => {
+    const arrived = time.now()
+    hedging.read()
+    const first = (inFlight[0] as number) <= (inFlight[1] as number) ? 0 : 1
+    const sent = [time.now(), Number.NaN]
+    let done = false
+    const answer = (node: number): void => {
+      if (done) return
+      done = true
+      inFlight[node] = (inFlight[node] as number) - 1
+      hedging.answered(node, time.now() - (sent[node === first ? 0 : 1] as number))
+      const other = node === first ? 1 - first : first
+      const otherSent = sent[node === first ? 1 : 0] as number
+      if (!Number.isNaN(otherSent)) {
+        inFlight[other] = (inFlight[other] as number) - 1
+        if (model.overtakenCounts) hedging.overtaken(other, time.now() - otherSent)
+      }
+      if (index >= WARM_UP) latencies.push(time.now() - arrived + 1.2 + 0.3 * Math.exp(0.8 * normal()))
+    }
+    time.after(attempt(first), () => { answer(first) })
+    time.after(hedging.delayMs(first), () => {
+      if (done || hedging.admit(false) !== undefined) return
+      if (index >= WARM_UP) hedges++
+      sent[1] = time.now()
+      time.after(attempt(1 - first), () => { answer(1 - first) })
+    })
+  }
+  for (let i = 0; i < READS; i++) time.after(i * INTERVAL_MS, () => { read(i) })
+  time.run()
+  latencies.sort((a, b) => a - b)
+  return { p99: latencies[Math.ceil(0.99 * latencies.length) - 1] as number, hedged: hedges / (READS - WARM_UP) }
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+const SEEDS = [17, 118, 219, 320, 421, 522, 623]
+
+console.log('| σ | quantile | floor | overtaken waits count | client p99: slow node / none | ratio | reads hedged: slow node / none |')
+console.log('| --- | --- | --- | --- | --- | --- | --- |')
+for (const sigma of [0.9, 1.3]) {
+  for (const [quantile, floorMs, overtakenCounts] of [[0.95, 20, true], [0.95, 5, true], [0.95, 5, false], [0.93, 5, true], [0.9, 5, true]] as const) {
+    const runs = (slowNode: boolean): Array<{ p99: number, hedged: number }> =>
+      SEEDS.map((seed) => simulate({ quantile, floorMs, overtakenCounts, slowNode, sigma, seed }))
+    const slow = runs(true)
+    const none = runs(false)
+    const p99 = [median(slow.map((r) => r.p99)), median(none.map((r) => r.p99))] as const
+    const hedged = [median(slow.map((r) => r.hedged)), median(none.map((r) => r.hedged))] as const
+    console.log(`| ${sigma} | ${quantile} | ${floorMs} ms | ${overtakenCounts ? 'yes' : 'no'} | ${p99[0].toFixed(1)} / ${p99[1].toFixed(1)} ms | ${(p99[0] / p99[1]).toFixed(2)}× | ${(100 * hedged[0]).toFixed(1)}% / ${(100 * hedged[1]).toFixed(1)}% |`)
+  }
+}
