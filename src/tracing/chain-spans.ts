@@ -1,14 +1,15 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
-import type { ChainOutcome, ChainTracer, TracedExchange } from '../chain/client.js'
+import type { ChainOutcome, ChainTrace, ChainTracer, TracedExchange } from '../chain/client.js'
 import { pathTemplate } from './path-template.js'
-import type { ServerSpans } from './server-spans.js'
+import type { RequestTrace, ServerSpans } from './server-spans.js'
 
 /**
  * One CLIENT span per exchange with a chain node, child of the request's span, with
  * traceparent sent to the node: the node by its position (edge_api.chain.node=1, as /readyz
  * names it), never its URL; the path's template; the outcome; the attempt under failover
  * or hedging (edge_api.chain.hedge on a hedge).
- * An exchange outside a request (a background probe of a node that is down) is not traced.
+ * An exchange outside a request (a background probe of a node that is down) carries no trace
+ * and is not traced; nor is one that starts after its request's end.
  */
 export class ChainSpans implements ChainTracer {
   readonly #tracer: Tracer
@@ -21,8 +22,9 @@ export class ChainSpans implements ChainTracer {
     this.#server = server
   }
 
-  exchange (node: number, path: string, attempt: number, hedge = false): TracedExchange | undefined {
-    const parent = this.#server.activeContext()
+  exchange (of: ChainTrace, node: number, path: string, attempt: number, hedge = false): TracedExchange | undefined {
+    // The chain client carries what src/cache/http-cache.ts gave the request's readers: its RequestTrace.
+    const parent = this.#server.contextOf(of as RequestTrace)
     if (parent === undefined) return undefined
     const template = pathTemplate(path)
     const attributes: Attributes = {

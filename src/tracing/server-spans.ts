@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
@@ -8,14 +7,17 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 // The span is made lazily: at the request's first chain exchange (its parent) or at its
 // response. A request shed with 503 before either never gets one: it is counted
 // (edge_api_shed_total), and the shed path stays as cheap as it was.
+// The request's trace travels explicitly, as request.otelTrace: src/cache/http-cache.ts gives
+// it to the request's chain readers, which hand it to each exchange (ChainTracer.exchange).
+// No AsyncLocalStorage: on Node 20 it turns on async hooks for every promise of the process.
 
 /** Routes the Go service did not trace: the liveness probe, every second per replica. */
 const UNTRACED_ROUTES = new Set(['/healthz'])
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's trace (src/tracing/server-spans.ts); null when it is not traced. */
-    otelTrace: RequestTrace | null
+    /** The request's trace (src/tracing/server-spans.ts): absent with tracing off, null on an untraced route; what its chain reads carry (ChainTrace). */
+    otelTrace?: RequestTrace | null
   }
 }
 
@@ -31,8 +33,8 @@ export interface ServerSpanHooks {
   readonly draining: () => boolean
 }
 
-/** One request's trace: when it started, and its span once one is needed. */
-class RequestTrace {
+/** One request's trace: when it started, and its span once one is needed (a ChainTrace to the chain client). */
+export class RequestTrace {
   readonly request: FastifyRequest
   /** The route pattern; undefined when no route matched (404, 405). */
   readonly route: string | undefined
@@ -50,14 +52,13 @@ class RequestTrace {
 export class ServerSpans {
   readonly #tracer: Tracer
   readonly #propagator: TextMapPropagator
-  readonly #active = new AsyncLocalStorage<RequestTrace>()
 
   constructor (tracer: Tracer, propagator: TextMapPropagator) {
     this.#tracer = tracer
     this.#propagator = propagator
   }
 
-  /** Adds the hooks to `app`: first among its onRequest hooks, so the whole request runs inside its trace. */
+  /** Adds the hooks to `app`: first among its onRequest hooks, so the span starts when the request does. */
   register<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (app: TracedApp<Logger, Provider>, hooks: ServerSpanHooks): void {
     app.decorateRequest('otelTrace', null)
     app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -67,13 +68,11 @@ export class ServerSpans {
         done()
         return
       }
-      const requestTrace = new RequestTrace(request, route)
-      request.otelTrace = requestTrace
-      // Everything the request runs from here on (its handler, its chain reads) finds it.
-      this.#active.run(requestTrace, done)
+      request.otelTrace = new RequestTrace(request, route)
+      done()
     })
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const requestTrace = request.otelTrace
+      const requestTrace = request.otelTrace as RequestTrace | null
       if (requestTrace !== null && !(requestTrace.span === undefined && hooks.refused(reply))) {
         this.#end(requestTrace, reply.statusCode, hooks.draining())
       }
@@ -81,17 +80,15 @@ export class ServerSpans {
     })
     // A client that leaves before its answer gets no onResponse: its span ends here, or never reaches the collector.
     app.addHook('onRequestAbort', (request: FastifyRequest, done: HookHandlerDoneFunction) => {
-      const requestTrace = request.otelTrace
+      const requestTrace = request.otelTrace as RequestTrace | null
       if (requestTrace !== null) this.#end(requestTrace, undefined, hooks.draining())
       done()
     })
   }
 
-  /** The context of the request being served here (its span made now if need be); undefined outside a request or after its end. */
-  activeContext (): Context | undefined {
-    const requestTrace = this.#active.getStore()
-    if (requestTrace === undefined || requestTrace.ended) return undefined
-    return this.#context(requestTrace)
+  /** The context of `requestTrace`'s request (its span made now if need be); undefined after its end. */
+  contextOf (requestTrace: RequestTrace): Context | undefined {
+    return requestTrace.ended ? undefined : this.#context(requestTrace)
   }
 
   #context (requestTrace: RequestTrace): Context {
