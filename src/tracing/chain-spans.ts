@@ -27,17 +27,21 @@ export class ChainSpans implements ChainTracer {
     const parent = this.#server.contextOf(of as RequestTrace)
     if (parent === undefined) return undefined
     const template = pathTemplate(path)
-    const attributes: Attributes = {
-      'http.request.method': 'GET',
-      'url.template': template,
-      'edge_api.chain.node': node,
-      'edge_api.chain.attempt': attempt
+    // Attributes after the start, and only on a recording span (as the server span's, server-spans.ts).
+    const span = this.#tracer.startSpan(`GET ${template}`, { kind: SpanKind.CLIENT }, parent)
+    if (span.isRecording()) {
+      const attributes: Attributes = {
+        'http.request.method': 'GET',
+        'url.template': template,
+        'edge_api.chain.node': node,
+        'edge_api.chain.attempt': attempt
+      }
+      // The conventions' count of resends: attempts on other nodes after the first.
+      if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
+      // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
+      if (hedge) attributes['edge_api.chain.hedge'] = true
+      span.setAttributes(attributes)
     }
-    // The conventions' count of resends: attempts on other nodes after the first.
-    if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
-    // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
-    if (hedge) attributes['edge_api.chain.hedge'] = true
-    const span = this.#tracer.startSpan(`GET ${template}`, { kind: SpanKind.CLIENT, attributes }, parent)
     const headers: Record<string, string> = {}
     this.#propagator.inject(trace.setSpan(parent, span), headers, HEADER_SETTER)
     return {

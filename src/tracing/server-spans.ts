@@ -40,6 +40,9 @@ export class RequestTrace {
   readonly route: string | undefined
   readonly startTime = performance.now()
   span: Span | undefined
+  /** The trace context it came with (traceparent), once its span is made. */
+  parent: Context | undefined
+  /** Its span's context, once a chain exchange asks for it. */
   context: Context | undefined
   ended = false
 
@@ -86,41 +89,48 @@ export class ServerSpans {
     })
   }
 
-  /** The context of `requestTrace`'s request (its span made now if need be); undefined after its end. */
+  /** The context of `requestTrace`'s request, the parent of its chain spans (its span made now if need be); undefined after its end. */
   contextOf (requestTrace: RequestTrace): Context | undefined {
-    return requestTrace.ended ? undefined : this.#context(requestTrace)
+    if (requestTrace.ended) return undefined
+    requestTrace.context ??= trace.setSpan(requestTrace.parent ?? ROOT_CONTEXT, this.#span(requestTrace))
+    return requestTrace.context
   }
 
-  #context (requestTrace: RequestTrace): Context {
-    if (requestTrace.context !== undefined) return requestTrace.context
+  /** The request's span, made now if need be; its context only when a chain exchange asks for it (contextOf). */
+  #span (requestTrace: RequestTrace): Span {
+    if (requestTrace.span !== undefined) return requestTrace.span
     const { request, route } = requestTrace
     // Node's headers are lower-cased already, as the propagator asks for them (a repeated one it
     // takes as an array).
     const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const query = request.url.indexOf('?')
-    const attributes: Attributes = {
-      'http.request.method': request.method,
-      'url.path': query < 0 ? request.url : request.url.slice(0, query),
-      'url.scheme': request.protocol,
-      'edge_api.request_id': request.id
-    }
-    if (route !== undefined) attributes['http.route'] = route
+    requestTrace.parent = parent
+    // No attributes at the start: the SDK sanitizes those twice (before sampling, and again
+    // for the span), and an unsampled span never needs them; our samplers do not read them.
     const span = this.#tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,
-      startTime: requestTrace.startTime,
-      attributes
+      startTime: requestTrace.startTime
     }, parent)
     requestTrace.span = span
-    requestTrace.context = trace.setSpan(parent, span)
-    return requestTrace.context
+    if (span.isRecording()) {
+      const query = request.url.indexOf('?')
+      const attributes: Attributes = {
+        'http.request.method': request.method,
+        'url.path': query < 0 ? request.url : request.url.slice(0, query),
+        'url.scheme': request.protocol,
+        'edge_api.request_id': request.id
+      }
+      if (route !== undefined) attributes['http.route'] = route
+      span.setAttributes(attributes)
+    }
+    return span
   }
 
   // Called once: onRequestAbort ends an abandoned request's span, and Fastify runs no
   // onResponse for it (test/tracing/server-spans.test.ts: a client that leaves).
   #end (requestTrace: RequestTrace, statusCode: number | undefined, draining: boolean): void {
-    this.#context(requestTrace)
+    const span = this.#span(requestTrace)
     requestTrace.ended = true
-    const span = requestTrace.span as Span
+    if (!span.isRecording()) return
     if (draining) span.setAttribute('edge_api.draining', true)
     if (statusCode === undefined) {
       // The semantic conventions' error.type for a request the client gave up on.
@@ -133,6 +143,7 @@ export class ServerSpans {
         span.setStatus({ code: SpanStatusCode.ERROR })
       }
     }
-    span.end()
+    // On the clock of its start: a span given its start time would end at Date.now(), to the millisecond.
+    span.end(performance.now())
   }
 }
