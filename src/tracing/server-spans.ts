@@ -92,7 +92,9 @@ export class ServerSpans {
   /** The context of `requestTrace`'s request, the parent of its chain spans (its span made now if need be); undefined after its end. */
   contextOf (requestTrace: RequestTrace): Context | undefined {
     if (requestTrace.ended) return undefined
-    requestTrace.context ??= trace.setSpan(requestTrace.parent ?? ROOT_CONTEXT, this.#span(requestTrace))
+    const span = this.#span(requestTrace)
+    // #span set the parent.
+    requestTrace.context ??= trace.setSpan(requestTrace.parent as Context, span)
     return requestTrace.context
   }
 

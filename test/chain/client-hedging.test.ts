@@ -289,6 +289,18 @@ t.test('identical concurrent reads share one upstream read and one hedge', async
   t.same([a.count(READ), b.count(READ), seen.hedges], [1, 1, ['won']])
 })
 
+t.test('an unhedged read carries its trace to its one attempt, and is never hedged', async (t) => {
+  const { a, b, client, clock, seen } = await hedgedPair(t)
+  a.latency(100, READ)
+  const answer = client.unhedged(REQUEST).get(READ)
+  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await clock.advance(UNKNOWN_DELAY)
+  t.same(await answer, EPOCH_INFO)
+  t.equal(b.count(READ), 0, 'no hedge, past the delay')
+  t.same(seen.attempts, [{ node: 1, attempt: 1, hedge: false }])
+  t.same(seen.traces, [REQUEST], 'traced as its request\'s')
+})
+
 t.test('an unhedged read never joins a hedged one', async (t) => {
   const { a, b, client } = await hedgedPair(t, { coalesce: true })
   const answers = await Promise.all([client.get(READ), client.unhedged().get(READ), client.get(READ), client.unhedged().get(READ)])
