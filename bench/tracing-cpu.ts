@@ -5,8 +5,10 @@
 // bench 12's first part, which also takes other builds, e.g. the commit before a change.
 //   npx tsx bench/tracing-cpu.ts off=dist/main.js:off on=dist/main.js:on before=/tmp/base/dist/main.js:on
 //   (BPATH=/v1/status or a participant path, ROUNDS=9, RUN_S=2)
-// Prints each side's median µs per request and the median of each round's ratio to the first side.
+// Prints each side's median µs per request and the median of each round's ratio to the first side
+// (OUT=file also writes every round's figures as JSON).
 import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PARTICIPANTS } from '../test/fixtures/chain-simulator/data/participants.js'
@@ -80,6 +82,8 @@ for (const side of sides) {
   console.log(`${path} ${side.label}: ${median(values).toFixed(1)} µs CPU/request; / ${sides[0]?.label} ${median(ratios).toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(2)).join(' ')})`)
 }
 console.log(`failed or non-2xx: ${failed}`)
+// OUT=file: each side's per-round µs as JSON, for ratios between any two sides (round by round).
+if (process.env.OUT !== undefined) writeFileSync(process.env.OUT, JSON.stringify({ path, rate, runS, cpu: Object.fromEntries(cpu) }))
 for (const side of sides) await side.server.stop()
 await load.stop()
 for (const generator of generators) await generator.stop()

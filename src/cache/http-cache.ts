@@ -75,19 +75,24 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     }, ...[route.onSend ?? []].flat()]
   })
 
+  // request.chain carries the request's trace down to its chain exchanges (src/tracing/):
+  // otelTrace is absent with tracing off (chain.traced(undefined) is the client itself), null
+  // on an untraced route.
   function unpinned (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    request.chain = chain
+    request.chain = chain.traced(request.otelTrace ?? undefined)
     done()
   }
 
   function cachedRead (answerClass: 'latest' | 'fixed', route: string) {
     return async function preHandler (request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const base = answerKey(request, route)
+      const trace = request.otelTrace ?? undefined
       if (answerClass === 'latest') {
-        request.chain = cache === undefined ? await chain.reader() : withFixedReads(await chain.latest(), cache)
+        request.chain = cache === undefined ? await chain.reader(trace) : withFixedReads(await chain.latest(trace), cache)
         reply.header('cache-control', LATEST_CACHE_CONTROL)
       } else {
-        request.chain = cache === undefined ? chain : withFixedReads(chain, cache)
+        const reader = chain.traced(trace)
+        request.chain = cache === undefined ? reader : withFixedReads(reader, cache)
         reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
       }
       const key = keyAt(base, request.chain.height)

@@ -49,13 +49,21 @@ export interface ChainObserver {
 
 const NO_OBSERVER: ChainObserver = { exchange: () => {} }
 
+/**
+ * A request's trace, as the tracer made it (src/tracing/): opaque here. A request's readers
+ * carry it (get, at, latest, reader, traced, unhedged) down to each exchange of their reads,
+ * which hands it back to ChainTracer.exchange; a read given none is not traced.
+ */
+export type ChainTrace = object
+
 /** Traces each exchange with a node (src/tracing/); absent when tracing is off. */
 export interface ChainTracer {
   /**
-   * An exchange is about to be sent: the headers to send with it (traceparent), and its end;
-   * undefined when it is not traced. `hedge`: it is a hedged read's second attempt.
+   * An exchange of `trace`'s request is about to be sent: the headers to send with it
+   * (traceparent), and its end; undefined when it is not traced (the request has ended).
+   * `hedge`: it is a hedged read's second attempt.
    */
-  exchange (node: number, path: string, attempt: number, hedge?: boolean): TracedExchange | undefined
+  exchange (trace: ChainTrace, node: number, path: string, attempt: number, hedge?: boolean): TracedExchange | undefined
 }
 
 export interface TracedExchange {
@@ -133,11 +141,13 @@ interface Answer {
  */
 class FirstAnswerPin implements ChainReader {
   readonly #client: ChainClient
+  readonly #trace: ChainTrace | undefined
   #height: number | undefined
   #first: Promise<unknown> | undefined
 
-  constructor (client: ChainClient) {
+  constructor (client: ChainClient, trace: ChainTrace | undefined) {
     this.#client = client
+    this.#trace = trace
   }
 
   get height (): number | undefined {
@@ -145,12 +155,12 @@ class FirstAnswerPin implements ChainReader {
   }
 
   async get (path: string, query?: Query): Promise<unknown> {
-    if (this.#height !== undefined) return this.#client.get(path, query, this.#height)
+    if (this.#height !== undefined) return this.#client.get(path, query, this.#height, this.#trace)
     if (this.#first !== undefined) {
       await this.#first.catch(() => {})
       return this.get(path, query)
     }
-    const first = this.#client.readLatest(path, query)
+    const first = this.#client.readLatest(path, query, this.#trace)
     this.#first = first
     try {
       const answer = await first
@@ -208,8 +218,7 @@ export class ChainClient implements ChainReader {
   readonly #tracer: ChainTracer | undefined
   readonly #hedging: Hedging | undefined
   readonly #shedding: () => boolean
-  /** Reads that are not hedged (the optional verify routes' heavy reads, see consensus.ts). */
-  readonly unhedged: ChainReader
+  readonly #unhedged: ChainReader
 
   constructor (options: ChainClientOptions) {
     const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
@@ -251,12 +260,12 @@ export class ChainClient implements ChainReader {
         clock: options.clock
       })
     this.#shedding = hedging?.shedding ?? (() => false)
-    this.unhedged = { height: undefined, get: async (path, query = {}) => (await this.#answer(path, query, undefined, false, false)).value }
+    this.#unhedged = this.#unhedgedReader(undefined)
     this.heads = new ChainHeads({
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,
       maxAgeMs: options.headMaxAgeMs ?? 1000,
-      poll: async () => this.#pollHeads(),
+      poll: async (trace) => this.#pollHeads(trace),
       log: options.log,
       urls
     })
@@ -271,18 +280,32 @@ export class ChainClient implements ChainReader {
    * GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON;
    * at `height` when given (x-cosmos-block-height), from a node that is not lagging.
    */
-  async get (path: string, query: Query = {}, height?: number): Promise<unknown> {
-    return (await this.#answer(path, query, height, false, true)).value
+  async get (path: string, query: Query = {}, height?: number, trace?: ChainTrace): Promise<unknown> {
+    return (await this.#answer(path, query, height, false, true, trace)).value
   }
 
-  /** A reader whose every read is pinned to `height`. */
-  at (height: number): ChainReader {
-    return { height, get: async (path, query) => this.get(path, query, height) }
+  /** A reader whose every read is pinned to `height` (and traced as `trace`'s). */
+  at (height: number, trace?: ChainTrace): ChainReader {
+    return { height, get: async (path, query) => this.get(path, query, height, trace) }
   }
 
-  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest). */
-  async latest (): Promise<ChainReader> {
-    return this.at(await this.heads.latest())
+  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest; a poll it starts is `trace`'s). */
+  async latest (trace?: ChainTrace): Promise<ChainReader> {
+    return this.at(await this.heads.latest(trace), trace)
+  }
+
+  /** Unpinned reads traced as `trace`'s: this client itself when there is no trace (tracing off, nothing allocated). */
+  traced (trace: ChainTrace | undefined): ChainReader {
+    return trace === undefined ? this : { height: undefined, get: async (path, query) => this.get(path, query, undefined, trace) }
+  }
+
+  /** Reads that are not hedged (the optional verify routes' heavy reads, see consensus.ts), traced as `trace`'s. */
+  unhedged (trace?: ChainTrace): ChainReader {
+    return trace === undefined ? this.#unhedged : this.#unhedgedReader(trace)
+  }
+
+  #unhedgedReader (trace: ChainTrace | undefined): ChainReader {
+    return { height: undefined, get: async (path, query = {}) => (await this.#answer(path, query, undefined, false, false, trace)).value }
   }
 
   /**
@@ -291,40 +314,42 @@ export class ChainClient implements ChainReader {
    * is asked nothing but the answer's own reads. With several: pinned to the best head
    * (latest()), whose poll also tells which node lags.
    */
-  async reader (): Promise<ChainReader> {
-    return this.nodeCount === 1 ? new FirstAnswerPin(this) : this.latest()
+  async reader (trace?: ChainTrace): Promise<ChainReader> {
+    return this.nodeCount === 1 ? new FirstAnswerPin(this, trace) : this.latest(trace)
   }
 
   /**
    * A latest-state read at the node's own latest height, from a node that is not lagging;
    * with the height it was answered at, raised to the served height if the node was behind it.
    */
-  async readLatest (path: string, query: Query = {}): Promise<Answer> {
-    const answer = await this.#answer(path, query, undefined, true, true)
+  async readLatest (path: string, query: Query = {}, trace?: ChainTrace): Promise<Answer> {
+    const answer = await this.#answer(path, query, undefined, true, true, trace)
     if (answer.height === undefined) return answer
     const served = this.heads.serve(answer.height)
     if (served === answer.height) return answer
-    return { value: await this.get(path, query, served), height: served }
+    return { value: await this.get(path, query, served, trace), height: served }
   }
 
-  #answer (path: string, query: Query, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
+  // `trace` goes with the read down to each of its exchanges (#exchange). A coalesced read
+  // keeps the trace of the request that started it: its spans are that request's.
+  #answer (path: string, query: Query, height: number | undefined, latest: boolean, hedged: boolean, trace: ChainTrace | undefined): Promise<Answer> {
     const target = path + queryString(query)
-    if (!this.#coalesce) return this.#limited(target, height, latest, hedged)
+    if (!this.#coalesce) return this.#limited(target, height, latest, hedged, trace)
     // One upstream read, hedged at most once, however many share it; an unhedged read never
     // joins a hedged one.
     const key = `${hedged ? '' : '!'}${height ?? (latest ? 'latest' : '')} ${target}`
     const shared = this.#pending.get(key)
     if (shared !== undefined) return shared
-    const request = this.#limited(target, height, latest, hedged).finally(() => this.#pending.delete(key))
+    const request = this.#limited(target, height, latest, hedged, trace).finally(() => this.#pending.delete(key))
     this.#pending.set(key, request)
     return request
   }
 
-  /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes). */
-  async probe (path: string, timeoutMs: number, node = 0): Promise<unknown> {
+  /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes; the head poll, traced as the request's that started it). */
+  async probe (path: string, timeoutMs: number, node = 0, trace?: ChainTrace): Promise<unknown> {
     const chosen = this.#nodes.all[node]
     if (chosen === undefined) throw new RangeError(`no chain node ${node}; there are ${this.nodeCount}`)
-    const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs, 1))
+    const outcome = await this.#deadline(timeoutMs, (signal, timedOut) => this.#exchange(chosen, path, signal, timedOut, timeoutMs, 1, trace))
     if (outcome.ok) return outcome.value
     throw outcome.error
   }
@@ -354,12 +379,12 @@ export class ChainClient implements ChainReader {
   }
 
   /** Asks every healthy node (every node, when none is) for its latest block; true when any told its height. */
-  async #pollHeads (): Promise<void> {
+  async #pollHeads (trace: ChainTrace | undefined): Promise<void> {
     const healthy = this.#nodes.all.filter((node) => node.healthy)
     const asked = healthy.length > 0 ? healthy : this.#nodes.all
     await Promise.all(asked.map(async (node) => {
       try {
-        const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS), node.index) as LatestBlock | null
+        const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS), node.index, trace) as LatestBlock | null
         const height = Number(answer?.block?.header?.height)
         // An answer without a height confirms nothing.
         if (Number.isSafeInteger(height) && height >= 1) this.heads.observe(node.index, height, true)
@@ -369,12 +394,12 @@ export class ChainClient implements ChainReader {
     }))
   }
 
-  #limited (target: string, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
+  #limited (target: string, height: number | undefined, latest: boolean, hedged: boolean, trace: ChainTrace | undefined): Promise<Answer> {
     // Counted as admitted work, not p-limit's pendingCount alone: a request that has a free
     // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
     const admitted = this.#limit.activeCount + this.#limit.pendingCount
     if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
-    return this.#limit(() => this.#read(target, height, latest, hedged))
+    return this.#limit(() => this.#read(target, height, latest, hedged, trace))
   }
 
   /**
@@ -384,23 +409,23 @@ export class ChainClient implements ChainReader {
    * With hedging, a node that has not answered after its delay gets a second attempt on
    * another node, at the same height; the first answer wins and the other is aborted.
    */
-  async #read (target: string, height: number | undefined, latest: boolean, hedged: boolean): Promise<Answer> {
+  async #read (target: string, height: number | undefined, latest: boolean, hedged: boolean, trace: ChainTrace | undefined): Promise<Answer> {
     const outcome = await this.#deadline(this.#timeoutMs, async (signal, timedOut) => {
       const tried = new Set<ChainNode>(height === undefined && !latest ? [] : this.#nodes.all.filter((n) => this.heads.lagging(n.index)))
       const suits = height === undefined ? undefined : (n: ChainNode) => this.heads.head(n.index) >= height
       // Never undefined: the node with the best head is never lagging.
       const first = this.#nodes.pick(tried, suits) as ChainNode
       const hedging = hedged ? this.#hedging : undefined
-      if (hedging === undefined) return this.#failover(first, tried, suits, target, height, signal, timedOut)
+      if (hedging === undefined) return this.#failover(first, tried, suits, target, height, trace, signal, timedOut)
       hedging.read()
-      return this.#hedged(hedging, first, tried, suits, target, height, signal, timedOut)
+      return this.#hedged(hedging, first, tried, suits, target, height, trace, signal, timedOut)
     })
     if (outcome.ok) return { value: outcome.value, height: outcome.height }
     throw outcome.error
   }
 
   /** A read's attempts one after the other: the next node only when one fails to answer. */
-  async #failover (first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
+  async #failover (first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, trace: ChainTrace | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
     let node: ChainNode | undefined = first
     let attempt = 0
     let result: Outcome
@@ -409,7 +434,7 @@ export class ChainClient implements ChainReader {
       tried.add(asked)
       asked.inFlight++
       try {
-        result = await this.#exchange(asked, target, signal, timedOut, this.#timeoutMs, ++attempt, height)
+        result = await this.#exchange(asked, target, signal, timedOut, this.#timeoutMs, ++attempt, trace, height)
       } finally {
         asked.inFlight--
       }
@@ -424,7 +449,7 @@ export class ChainClient implements ChainReader {
    * first answer (or definite error) ends the read and aborts the attempt still running; a
    * node that fails to answer while the other attempt runs leaves the read to that attempt.
    */
-  async #hedged (hedging: Hedging, first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
+  async #hedged (hedging: Hedging, first: ChainNode, tried: Set<ChainNode>, suits: ((n: ChainNode) => boolean) | undefined, target: string, height: number | undefined, trace: ChainTrace | undefined, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
     const running = new Set<Attempt>()
     let attempts = 0
     const start = (node: ChainNode, hedge: boolean): Attempt => {
@@ -440,7 +465,7 @@ export class ChainClient implements ChainReader {
         hedge,
         sent,
         controller,
-        ended: this.#exchange(node, target, controller.signal, timedOut, this.#timeoutMs, ++attempts, height, hedge).then((outcome) => {
+        ended: this.#exchange(node, target, controller.signal, timedOut, this.#timeoutMs, ++attempts, trace, height, hedge).then((outcome) => {
           if (outcome.ok) hedging.answered(node.index, hedging.clock.now() - sent)
           return { attempt, outcome }
         }).finally(() => {
@@ -522,10 +547,10 @@ export class ChainClient implements ChainReader {
     }
   }
 
-  /** One request to one node (#attempt), timed, reported to the observer and traced. */
-  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number, height?: number, hedge = false): Promise<Outcome> {
+  /** One request to one node (#attempt), timed, reported to the observer, and traced when it is a traced request's. */
+  async #exchange (node: ChainNode, path: string, signal: AbortSignal, timedOut: () => boolean, timeoutMs: number, attempt: number, trace: ChainTrace | undefined, height?: number, hedge = false): Promise<Outcome> {
     const started = performance.now()
-    const traced = this.#tracer?.exchange(node.index + 1, path, attempt, hedge)
+    const traced = trace === undefined ? undefined : this.#tracer?.exchange(trace, node.index + 1, path, attempt, hedge)
     const outcome = await this.#attempt(node, path, signal, timedOut, timeoutMs, height, traced?.headers)
     const label = outcomeLabel(outcome, signal, timedOut)
     this.#observer.exchange(node.index + 1, label, (performance.now() - started) / 1000)

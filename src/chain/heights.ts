@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { ChainUnavailableError } from '../errors.js'
+import type { ChainTrace } from './client.js'
 import { NO_LOG, type NodeLog } from './nodes.js'
 
 // Block heights of the chain's nodes (docs/heights-and-cache.md): the request header that
@@ -41,8 +42,8 @@ export interface ChainHeadsOptions {
   readonly maxLag: number
   /** The oldest a known head may be when a latest-state read starts (EDGE_API_HEAD_MAX_AGE). */
   readonly maxAgeMs: number
-  /** Asks the nodes for their latest height, each answer reported with observe(). */
-  readonly poll: () => Promise<unknown>
+  /** Asks the nodes for their latest height, each answer reported with observe(); traced as `trace`'s request's. */
+  readonly poll: (trace: ChainTrace | undefined) => Promise<unknown>
   readonly log: NodeLog | undefined
   /** Each node's base URL, for the log. */
   readonly urls: readonly string[]
@@ -60,7 +61,7 @@ export class ChainHeads {
   readonly #lagging: boolean[]
   readonly #maxLag: number
   readonly #maxAgeMs: number
-  readonly #poll: () => Promise<unknown>
+  readonly #poll: (trace: ChainTrace | undefined) => Promise<unknown>
   readonly #log: NodeLog
   readonly #urls: readonly string[]
   #served = 0
@@ -131,29 +132,31 @@ export class ChainHeads {
    * As fresh(), asking the nodes (one poll at a time, shared) when the head is older than
    * maxAgeMs (twice if the first round tells nothing), and in the background from half of
    * it, so that a busy replica's reads never wait for it. Throws ChainUnavailableError (503) when no node tells its head.
+   * A poll `trace`'s request waits for is traced as its (a shared one as the request's that
+   * started it); one in the background is no request's.
    */
-  async latest (): Promise<number> {
+  async latest (trace?: ChainTrace): Promise<number> {
     const startedAt = performance.now()
     const age = startedAt - this.#confirmedAt
     if (age > this.#maxAgeMs) {
-      await this.#refresh()
+      await this.#refresh(trace)
       // No node told its head: one more round at once. A poll can lose a race with a
       // keep-alive connection the node is closing ("other side closed", seen under load), and
       // until the next round every latest-state read, cached or not, would be a 503.
-      if (startedAt - this.#confirmedAt > this.#maxAgeMs) await this.#refresh()
+      if (startedAt - this.#confirmedAt > this.#maxAgeMs) await this.#refresh(trace)
     } else if (age > this.#maxAgeMs / 2) {
       // Never rejects: a failed poll only leaves the head as old as it was.
-      this.#refresh().catch(() => {})
+      this.#refresh(undefined).catch(() => {})
     }
     // The age counts from when this read started: waiting for the poll does not age it.
     if (startedAt - this.#confirmedAt > this.#maxAgeMs || this.best === 0) throw new ChainUnavailableError('no chain node told its latest height')
     return this.serve(this.best)
   }
 
-  #refresh (): Promise<void> {
+  #refresh (trace: ChainTrace | undefined): Promise<void> {
     // Lag is judged once every node has told its head in the same poll: judged on each answer,
     // one node's fresh head against another's older one would flap.
-    this.#polling ??= this.#poll().then(() => { this.#judgeLag() }, () => {}).finally(() => { this.#polling = undefined })
+    this.#polling ??= this.#poll(trace).then(() => { this.#judgeLag() }, () => {}).finally(() => { this.#polling = undefined })
     return this.#polling
   }
 

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
@@ -8,14 +7,17 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 // The span is made lazily: at the request's first chain exchange (its parent) or at its
 // response. A request shed with 503 before either never gets one: it is counted
 // (edge_api_shed_total), and the shed path stays as cheap as it was.
+// The request's trace travels explicitly, as request.otelTrace: src/cache/http-cache.ts gives
+// it to the request's chain readers, which hand it to each exchange (ChainTracer.exchange).
+// No AsyncLocalStorage: on Node 20 it turns on async hooks for every promise of the process.
 
 /** Routes the Go service did not trace: the liveness probe, every second per replica. */
 const UNTRACED_ROUTES = new Set(['/healthz'])
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's trace (src/tracing/server-spans.ts); null when it is not traced. */
-    otelTrace: RequestTrace | null
+    /** The request's trace (src/tracing/server-spans.ts): absent with tracing off, null on an untraced route; what its chain reads carry (ChainTrace). */
+    otelTrace?: RequestTrace | null
   }
 }
 
@@ -31,13 +33,16 @@ export interface ServerSpanHooks {
   readonly draining: () => boolean
 }
 
-/** One request's trace: when it started, and its span once one is needed. */
-class RequestTrace {
+/** One request's trace: when it started, and its span once one is needed (a ChainTrace to the chain client). */
+export class RequestTrace {
   readonly request: FastifyRequest
   /** The route pattern; undefined when no route matched (404, 405). */
   readonly route: string | undefined
   readonly startTime = performance.now()
   span: Span | undefined
+  /** The trace context it came with (traceparent), once its span is made. */
+  parent: Context | undefined
+  /** Its span's context, once a chain exchange asks for it. */
   context: Context | undefined
   ended = false
 
@@ -50,14 +55,13 @@ class RequestTrace {
 export class ServerSpans {
   readonly #tracer: Tracer
   readonly #propagator: TextMapPropagator
-  readonly #active = new AsyncLocalStorage<RequestTrace>()
 
   constructor (tracer: Tracer, propagator: TextMapPropagator) {
     this.#tracer = tracer
     this.#propagator = propagator
   }
 
-  /** Adds the hooks to `app`: first among its onRequest hooks, so the whole request runs inside its trace. */
+  /** Adds the hooks to `app`: first among its onRequest hooks, so the span starts when the request does. */
   register<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (app: TracedApp<Logger, Provider>, hooks: ServerSpanHooks): void {
     app.decorateRequest('otelTrace', null)
     app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
@@ -67,13 +71,11 @@ export class ServerSpans {
         done()
         return
       }
-      const requestTrace = new RequestTrace(request, route)
-      request.otelTrace = requestTrace
-      // Everything the request runs from here on (its handler, its chain reads) finds it.
-      this.#active.run(requestTrace, done)
+      request.otelTrace = new RequestTrace(request, route)
+      done()
     })
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const requestTrace = request.otelTrace
+      const requestTrace = request.otelTrace as RequestTrace | null
       if (requestTrace !== null && !(requestTrace.span === undefined && hooks.refused(reply))) {
         this.#end(requestTrace, reply.statusCode, hooks.draining())
       }
@@ -81,49 +83,56 @@ export class ServerSpans {
     })
     // A client that leaves before its answer gets no onResponse: its span ends here, or never reaches the collector.
     app.addHook('onRequestAbort', (request: FastifyRequest, done: HookHandlerDoneFunction) => {
-      const requestTrace = request.otelTrace
+      const requestTrace = request.otelTrace as RequestTrace | null
       if (requestTrace !== null) this.#end(requestTrace, undefined, hooks.draining())
       done()
     })
   }
 
-  /** The context of the request being served here (its span made now if need be); undefined outside a request or after its end. */
-  activeContext (): Context | undefined {
-    const requestTrace = this.#active.getStore()
-    if (requestTrace === undefined || requestTrace.ended) return undefined
-    return this.#context(requestTrace)
+  /** The context of `requestTrace`'s request, the parent of its chain spans (its span made now if need be); undefined after its end. */
+  contextOf (requestTrace: RequestTrace): Context | undefined {
+    if (requestTrace.ended) return undefined
+    const span = this.#span(requestTrace)
+    // #span set the parent.
+    requestTrace.context ??= trace.setSpan(requestTrace.parent as Context, span)
+    return requestTrace.context
   }
 
-  #context (requestTrace: RequestTrace): Context {
-    if (requestTrace.context !== undefined) return requestTrace.context
+  /** The request's span, made now if need be; its context only when a chain exchange asks for it (contextOf). */
+  #span (requestTrace: RequestTrace): Span {
+    if (requestTrace.span !== undefined) return requestTrace.span
     const { request, route } = requestTrace
     // Node's headers are lower-cased already, as the propagator asks for them (a repeated one it
     // takes as an array).
     const parent = this.#propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const query = request.url.indexOf('?')
-    const attributes: Attributes = {
-      'http.request.method': request.method,
-      'url.path': query < 0 ? request.url : request.url.slice(0, query),
-      'url.scheme': request.protocol,
-      'edge_api.request_id': request.id
-    }
-    if (route !== undefined) attributes['http.route'] = route
+    requestTrace.parent = parent
+    // No attributes at the start: the SDK sanitizes those twice (before sampling, and again
+    // for the span), and an unsampled span never needs them; our samplers do not read them.
     const span = this.#tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, {
       kind: SpanKind.SERVER,
-      startTime: requestTrace.startTime,
-      attributes
+      startTime: requestTrace.startTime
     }, parent)
     requestTrace.span = span
-    requestTrace.context = trace.setSpan(parent, span)
-    return requestTrace.context
+    if (span.isRecording()) {
+      const query = request.url.indexOf('?')
+      const attributes: Attributes = {
+        'http.request.method': request.method,
+        'url.path': query < 0 ? request.url : request.url.slice(0, query),
+        'url.scheme': request.protocol,
+        'edge_api.request_id': request.id
+      }
+      if (route !== undefined) attributes['http.route'] = route
+      span.setAttributes(attributes)
+    }
+    return span
   }
 
   // Called once: onRequestAbort ends an abandoned request's span, and Fastify runs no
   // onResponse for it (test/tracing/server-spans.test.ts: a client that leaves).
   #end (requestTrace: RequestTrace, statusCode: number | undefined, draining: boolean): void {
-    this.#context(requestTrace)
+    const span = this.#span(requestTrace)
     requestTrace.ended = true
-    const span = requestTrace.span as Span
+    if (!span.isRecording()) return
     if (draining) span.setAttribute('edge_api.draining', true)
     if (statusCode === undefined) {
       // The semantic conventions' error.type for a request the client gave up on.
@@ -136,6 +145,7 @@ export class ServerSpans {
         span.setStatus({ code: SpanStatusCode.ERROR })
       }
     }
-    span.end()
+    // On the clock of its start: a span given its start time would end at Date.now(), to the millisecond.
+    span.end(performance.now())
   }
 }

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTracer } from '../../src/chain/client.js'
+import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer } from '../../src/chain/client.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import type { NodeLog } from '../../src/chain/nodes.js'
@@ -25,6 +25,8 @@ class Recorder {
   readonly hedges: HedgeResult[] = []
   readonly skipped: HedgeSkip[] = []
   readonly attempts: Array<{ node: number, attempt: number, hedge: boolean }> = []
+  /** The trace handed to each traced exchange. */
+  readonly traces: ChainTrace[] = []
   readonly lines: Array<Record<string, unknown>> = []
   readonly log: NodeLog = {
     info: (fields, msg) => { this.lines.push({ msg, ...fields }) },
@@ -38,8 +40,9 @@ class Recorder {
   }
 
   readonly tracer: ChainTracer = {
-    exchange: (node, _path, attempt, hedge) => {
+    exchange: (trace, node, _path, attempt, hedge) => {
       this.attempts.push({ node, attempt, hedge: hedge === true })
+      this.traces.push(trace)
       return { headers: {}, end: () => {} }
     }
   }
@@ -83,8 +86,10 @@ async function hedgedPair (t: Test, options: Partial<ChainClientOptions> = {}, n
 }
 
 let serial = 0
+/** A request's trace, as src/tracing/ would give the client: every read of these cases carries it. */
+const REQUEST: ChainTrace = { request: 1 }
 /** Each read distinct (a query the simulator ignores), so none is coalesced away. */
-const read = async (client: ChainClient, height?: number): Promise<unknown> => client.get(READ, { n: String(++serial) }, height)
+const read = async (client: ChainClient, height?: number): Promise<unknown> => client.get(READ, { n: String(++serial) }, height, REQUEST)
 
 const sleep = async (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -108,6 +113,7 @@ t.test('a node that does not answer: after its delay the read goes to the other 
   t.match(a.aborted, [new RegExp(`^${READ}`)], 'node 1 saw the client give up on its request')
   t.same(seen.hedges, ['won'])
   t.same(seen.attempts, [{ node: 1, attempt: 1, hedge: false }, { node: 2, attempt: 2, hedge: true }], 'the hedge is an attempt of its own (its own span), marked as a hedge')
+  t.ok(seen.traces.length === 2 && seen.traces.every((trace) => trace === REQUEST), 'both attempts carry the read\'s trace')
   await until('the abandoned exchange is reported', () => seen.exchanges.length === 2)
   t.same(seen.exchanges, [[2, 'ok'], [1, 'abandoned']])
   t.same(client.nodesUp, [true, true], 'once overtaken is no sign of a node that hangs')
@@ -283,9 +289,21 @@ t.test('identical concurrent reads share one upstream read and one hedge', async
   t.same([a.count(READ), b.count(READ), seen.hedges], [1, 1, ['won']])
 })
 
+t.test('an unhedged read carries its trace to its one attempt, and is never hedged', async (t) => {
+  const { a, b, client, clock, seen } = await hedgedPair(t)
+  a.latency(100, READ)
+  const answer = client.unhedged(REQUEST).get(READ)
+  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await clock.advance(UNKNOWN_DELAY)
+  t.same(await answer, EPOCH_INFO)
+  t.equal(b.count(READ), 0, 'no hedge, past the delay')
+  t.same(seen.attempts, [{ node: 1, attempt: 1, hedge: false }])
+  t.same(seen.traces, [REQUEST], 'traced as its request\'s')
+})
+
 t.test('an unhedged read never joins a hedged one', async (t) => {
   const { a, b, client } = await hedgedPair(t, { coalesce: true })
-  const answers = await Promise.all([client.get(READ), client.unhedged.get(READ), client.get(READ), client.unhedged.get(READ)])
+  const answers = await Promise.all([client.get(READ), client.unhedged().get(READ), client.get(READ), client.unhedged().get(READ)])
   t.same(answers, Array.from({ length: 4 }, () => EPOCH_INFO))
   t.equal(a.count(READ) + b.count(READ), 2, 'two upstream reads: the hedged ones shared one, the unhedged ones another')
 })

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
@@ -60,4 +61,84 @@ t.test('a request without traceparent starts a trace; its chain span sends it on
   t.match(sim.traceparents, [new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`)], 'the node is told: in the trace, not sampled')
   await sleep(200)
   t.notOk(receiver.spans.some((s) => s.traceId === TRACE_ID), 'nothing exported')
+})
+
+// The request's trace travels with its reads (src/cache/http-cache.ts → src/chain/client.ts),
+// not in an AsyncLocalStorage: these cases break if it reaches the wrong exchange.
+
+/** A traceparent of its own per request: trace id `n` repeated, sampled. */
+const traceOf = (n: number): string => String(n).repeat(32).slice(0, 32)
+
+t.test('two concurrent requests whose chain reads interleave: each chain span is its own request\'s', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  // Every read waits, so the requests' reads are in flight together, and answer in any order.
+  sim.latency(150)
+  const addresses = [PARTICIPANTS[0]!.address, PARTICIPANTS[1]!.address, PARTICIPANTS[2]!.address]
+  const answers = await Promise.all(addresses.map(async (address, i) => {
+    const res = await fetch(`${origin}/v1/participants/${address}`, { headers: { traceparent: `00-${traceOf(i + 1)}-b7ad6b7169203331-01` } })
+    await res.arrayBuffer()
+    return res.status
+  }))
+  t.same(answers, [200, 200, 200])
+  const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length === 3, 'three server spans')
+  for (const [i, address] of addresses.entries()) {
+    const server = spans.find((s) => s.kind === SERVER && s.attributes['url.path'] === `/v1/participants/${address}`)!
+    t.equal(server.traceId, traceOf(i + 1), `request ${i + 1}: in its caller's trace`)
+    const children = spans.filter((s) => s.kind === CLIENT && s.parentSpanId === server.spanId)
+    t.equal(children.length, 1, `request ${i + 1}: one chain span, child of its server span`)
+    t.equal(children[0]!.traceId, traceOf(i + 1), `request ${i + 1}: its chain span is in its trace`)
+    t.ok(sim.traceparents.includes(`00-${traceOf(i + 1)}-${children[0]!.spanId}-01`), `request ${i + 1}: the node saw its chain span`)
+  }
+  t.equal(spans.filter((s) => s.kind === CLIENT).length, 3, 'no chain span beyond those')
+})
+
+t.test('a coalesced read has one span, under the request that started it; the one that joined it has none', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  sim.latency(300)
+  const ask = async (n: number): Promise<number> => {
+    const res = await fetch(`${origin}/v1/epochs/latest`, { headers: { traceparent: `00-${traceOf(n)}-b7ad6b7169203331-01` } })
+    await res.arrayBuffer()
+    return res.status
+  }
+  const first = ask(1)
+  for (let i = 0; i < 200 && sim.count('/productscience/inference/inference/epoch_info') === 0; i++) await sleep(5)
+  const second = ask(2)
+  t.same(await Promise.all([first, second]), [200, 200])
+  t.equal(sim.count('/productscience/inference/inference/epoch_info'), 1, 'one upstream read for both')
+  const spans = await receiver.waitFor((s) => s.filter((span) => span.kind === SERVER).length === 2, 'two server spans')
+  const [one, two] = [1, 2].map((n) => spans.find((s) => s.kind === SERVER && s.traceId === traceOf(n))!)
+  const chain = spans.filter((s) => s.kind === CLIENT)
+  t.equal(chain.length, 1, 'one chain span')
+  t.same([chain[0]!.traceId, chain[0]!.parentSpanId], [traceOf(1), one!.spanId], 'the first request\'s')
+  t.notOk(spans.some((s) => s.parentSpanId === two!.spanId), 'the second request, which joined the read, has no chain span')
+})
+
+t.test('a head poll the request waits for is its: one chain span per node, children of its server span', async (t) => {
+  const [a, b] = [await startChainSimulator(), await startChainSimulator()]
+  t.teardown(() => a.close())
+  t.teardown(() => b.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  // Two nodes, no answer cache: a latest-state answer is pinned to the best head, which the
+  // first request has to ask the nodes for.
+  const { origin } = await startTracedService(t, [a.url, b.url], receiver)
+  const res = await fetch(`${origin}/v1/epochs/latest`, { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` } })
+  t.equal(res.status, 200)
+  await res.arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.some((span) => span.kind === SERVER), 'the server span')
+  const server = spans.find((s) => s.kind === SERVER)!
+  const chain = spans.filter((s) => s.kind === CLIENT)
+  for (const c of chain) t.equal(c.parentSpanId, server.spanId, `${c.name} on node ${String(c.attributes['edge_api.chain.node'])}: a child of the request's span`)
+  const polls = chain.filter((c) => c.name === 'GET /cosmos/base/tendermint/v1beta1/blocks/latest')
+  t.same(polls.map((c) => c.attributes['edge_api.chain.node']).sort(), [1, 2], 'the poll asked both nodes, in the request\'s trace')
+  t.equal(chain.filter((c) => c.name === 'GET /productscience/inference/inference/epoch_info').length, 1, 'and its read')
+  t.equal(a.traceparents.filter((p) => p?.includes(TRACE_ID) === true).length + b.traceparents.filter((p) => p?.includes(TRACE_ID) === true).length, 3, 'each of the three exchanges sent its traceparent')
 })

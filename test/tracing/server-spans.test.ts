@@ -99,6 +99,25 @@ t.test('a client that leaves before its answer: its span ends at once, as aborte
   t.equal(receiver.spans.filter((s) => s.kind === SERVER).length, 1, 'still one server span')
 })
 
+t.test('a chain read that starts after the client left is not traced: the request\'s span has ended', async (t) => {
+  const { sim, receiver, origin } = await tracedOverSimulator(t)
+  sim.resetCounts()
+  sim.latency(400)
+  const left = new AbortController()
+  // Its reads one after the other: the current epoch, then its entry (and more).
+  const asked = fetch(`${origin}/v1/epochs/current/participants`, { signal: left.signal })
+  setTimeout(() => left.abort(), 100)
+  await t.rejects(asked, { name: 'AbortError' })
+  for (let i = 0; i < 300 && sim.requests.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.ok(sim.requests.length >= 2, 'the handler read on after the client left')
+  const spans = await receiver.waitFor((s) => s.some((span) => span.kind === SERVER) && s.some((span) => span.kind === CLIENT), 'the server span and the first chain span')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const chain = receiver.spans.filter((s) => s.kind === CLIENT)
+  t.equal(chain.length, 1, 'one chain span: the read in flight when the client left')
+  t.equal(chain[0]!.name, 'GET /productscience/inference/inference/get_current_epoch')
+  t.equal(chain[0]!.parentSpanId, spans.find((s) => s.kind === SERVER)!.spanId)
+})
+
 t.test('a 5xx answer is the server\'s error: status ERROR, error.type its status code', async (t) => {
   const { sim, receiver, origin } = await tracedOverSimulator(t)
   sim.drop('/')

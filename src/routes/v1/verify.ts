@@ -186,7 +186,7 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
   }, async (request, reply) => {
     const height = BigInt(request.params.height)
     if (height > 2n ** 63n - 1n) throw badRequest(invalidParameter('height', HEIGHT_RULE))
-    const answer = await readBlock(chain, height)
+    const answer = await readBlock(chain, height, request.otelTrace ?? undefined)
     let block: BlockWithCommit
     try {
       block = decodeBlockJson(answer)
@@ -196,7 +196,7 @@ export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app
     const problem = commitProblem(block.lastCommit)
     if (problem !== undefined) throw new HttpError(500, `failed to decode commit: ${problem}`)
     const commit = block.lastCommit as Commit
-    await checkCommit(request, 'block signature verification failed', { ...block, lastCommit: commit }, await signersOf(chain, commit))
+    await checkCommit(request, 'block signature verification failed', { ...block, lastCommit: commit }, await signersOf(chain, commit, request))
     return reply.type('text/plain; charset=utf-8').send(VERIFIED)
   })
 
@@ -260,7 +260,7 @@ const verifyBlock: FastifyPluginAsyncTypebox<{ readonly chain: ChainClient, read
     const prepared = await inWorker(request, 'the block', async (task) => prepareBlockInWorker(request.body, task))
     if (!prepared.ok) throw badRequest(prepared.error)
     const block = prepared.value
-    const groundTruth = await signersOf(chain, block.lastCommit)
+    const groundTruth = await signersOf(chain, block.lastCommit, request)
     await checkCommit(request, 'ground truth block verification failed', block, groundTruth)
     await checkCommit(request, 'block signature verification failed', block, block.validators)
     return reply.code(200).send(undefined)
@@ -318,11 +318,11 @@ function hexField (text: string, what: string): Uint8Array {
   }
 }
 
-/** The chain's validator set that signed `commit`: the set at the commit's own height (built in the worker). */
-async function signersOf (chain: ChainClient, commit: Commit): Promise<readonly ValidatorInput[] | undefined> {
+/** The chain's validator set that signed `commit`: the set at the commit's own height (built in the worker), read in `request`'s trace. */
+async function signersOf (chain: ChainClient, commit: Commit, request: FastifyRequest): Promise<readonly ValidatorInput[] | undefined> {
   // Height 0 has no validator set (the first block's last commit is empty), so nothing signed it.
   if (commit.height < 1n) return undefined
-  return await readValidatorSet(chain, commit.height)
+  return await readValidatorSet(chain, commit.height, request.otelTrace ?? undefined)
 }
 
 /** Checks the block's last commit against the set of `validators` in the worker thread; 400 with Go's message when it does not verify. */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { BuildInfo } from '../../build-info.js'
-import { NODE_INFO_PATH, type ChainClient } from '../../chain/client.js'
+import { NODE_INFO_PATH } from '../../chain/client.js'
 import { ErrorBody } from './schemas.js'
 
 const VersionInfo = Type.Object({
@@ -34,7 +34,7 @@ interface GatewayNodeInfo {
  * Which edge-api and which chain node answer. Edge-only: the public proxy never routes it
  * (dapi's version of this route adds its ML nodes; edge-api has none to report).
  */
-export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient, build: BuildInfo }> = async (app, { chain, build }) => {
+export const versions: FastifyPluginAsyncTypebox<{ build: BuildInfo }> = async (app, { build }) => {
   app.get('/versions', {
     schema: {
       summary: 'The versions of this edge-api and of the chain node it reads',
@@ -44,7 +44,8 @@ export const versions: FastifyPluginAsyncTypebox<{ chain: ChainClient, build: Bu
   }, async (request, reply) => {
     let answer: GatewayNodeInfo | null
     try {
-      answer = await chain.get(NODE_INFO_PATH) as GatewayNodeInfo | null
+      // request.chain: the client's unpinned reads, carrying the request's trace (src/cache/http-cache.ts).
+      answer = await request.chain.get(NODE_INFO_PATH) as GatewayNodeInfo | null
     } catch (err) {
       request.log.warn({ err }, 'failed to get node info')
       return reply.code(500).send({ error: 'failed to get node info' })
