@@ -9,7 +9,9 @@
 // - a read goes to the node with fewer reads in flight, node 1 on a tie (src/chain/nodes.ts);
 // - an attempt takes 5.2 + 0.4·e^(σ·z) ms, z standard normal: with σ = 0.9 the client p99
 //   with no slow node is ~10 ms, as bench 13 measures on the quiet machine (σ = 1.3: a
-//   loaded one); node 1 adds 2000 ms to every 20th of its answers (bench 13's slow node);
+//   loaded one); node 1 adds 2000 ms to every 20th of its answers (bench 13's slow node), or
+//   nothing (no slow node), or 10 ms to every answer (a node farther away: what the delay's
+//   rule must not turn into hedges);
 // - a read still unanswered after the node's delay is hedged to the other node if the budget
 //   allows (Hedging.admit); the first answer wins, the other attempt counts as overtaken;
 // - the client's latency adds edge-api's own 1.2 + 0.3·e^(0.8·z) ms.
@@ -22,7 +24,8 @@ interface Model {
   readonly floorMs: number
   /** Whether an overtaken attempt's wait counts (Hedging.overtaken), as the client does. */
   readonly overtakenCounts: boolean
-  readonly slowNode: boolean
+  /** Node 1 as bench 13 makes it (slow by 2 s on every 20th answer), like node 2, or farther away (10 ms more on every answer). */
+  readonly node1: 'slow' | 'steady' | 'farther'
   readonly sigma: number
   readonly seed: number
 }
@@ -32,6 +35,7 @@ const WARM_UP = 100
 const INTERVAL_MS = 10
 const SLOW_MS = 2000
 const SLOW_EVERY = 20
+const FARTHER_MS = 10
 
 function random (seed: number): () => number {
   let state = seed >>> 0
@@ -84,7 +88,8 @@ function simulate (model: Model): { p99: number, hedged: number } {
   const attempt = (node: number): number => {
     inFlight[node] = (inFlight[node] as number) + 1
     let ms = 5.2 + 0.4 * Math.exp(model.sigma * normal())
-    if (node === 0 && model.slowNode && ++node1Answers % SLOW_EVERY === 0) ms += SLOW_MS
+    if (node === 0 && model.node1 === 'farther') ms += FARTHER_MS
+    if (node === 0 && model.node1 === 'slow' && ++node1Answers % SLOW_EVERY === 0) ms += SLOW_MS
     return ms
   }
   const read = (index: number): void => {
@@ -123,16 +128,15 @@ function simulate (model: Model): { p99: number, hedged: number } {
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 const SEEDS = [17, 118, 219, 320, 421, 522, 623]
 
-console.log('| σ | quantile | floor | overtaken waits count | client p99: slow node / none | ratio | reads hedged: slow node / none |')
+console.log('| σ | quantile | floor | overtaken waits count | client p99: slow node / none | ratio | reads hedged: slow node / none / node 1 farther |')
 console.log('| --- | --- | --- | --- | --- | --- | --- |')
 for (const sigma of [0.9, 1.3]) {
-  for (const [quantile, floorMs, overtakenCounts] of [[0.95, 20, true], [0.95, 5, true], [0.95, 5, false], [0.93, 5, true], [0.9, 5, true]] as const) {
-    const runs = (slowNode: boolean): Array<{ p99: number, hedged: number }> =>
-      SEEDS.map((seed) => simulate({ quantile, floorMs, overtakenCounts, slowNode, sigma, seed }))
-    const slow = runs(true)
-    const none = runs(false)
+  for (const [quantile, floorMs, overtakenCounts] of [[0.95, 20, true], [0.95, 10, true], [0.95, 5, true], [0.95, 5, false], [0.9, 5, true]] as const) {
+    const runs = (node1: Model['node1']): Array<{ p99: number, hedged: number }> =>
+      SEEDS.map((seed) => simulate({ quantile, floorMs, overtakenCounts, node1, sigma, seed }))
+    const [slow, none, farther] = [runs('slow'), runs('steady'), runs('farther')]
     const p99 = [median(slow.map((r) => r.p99)), median(none.map((r) => r.p99))] as const
-    const hedged = [median(slow.map((r) => r.hedged)), median(none.map((r) => r.hedged))] as const
-    console.log(`| ${sigma} | ${quantile} | ${floorMs} ms | ${overtakenCounts ? 'yes' : 'no'} | ${p99[0].toFixed(1)} / ${p99[1].toFixed(1)} ms | ${(p99[0] / p99[1]).toFixed(2)}× | ${(100 * hedged[0]).toFixed(1)}% / ${(100 * hedged[1]).toFixed(1)}% |`)
+    const hedged = [slow, none, farther].map((side) => `${(100 * median(side.map((r) => r.hedged))).toFixed(1)}%`)
+    console.log(`| ${sigma} | ${quantile} | ${floorMs} ms | ${overtakenCounts ? 'yes' : 'no'} | ${p99[0].toFixed(1)} / ${p99[1].toFixed(1)} ms | ${(p99[0] / p99[1]).toFixed(2)}× | ${hedged.join(' / ')} |`)
   }
 }

@@ -41,7 +41,7 @@ export const SETTINGS = {
   /** Hedged chain reads: at most this share of reads gets a second attempt on another node; off = none. */
   EDGE_API_HEDGE: { default: '10%' },
   /** The shortest a read waits for its node before it is hedged. */
-  EDGE_API_HEDGE_MIN_DELAY: { default: '20ms' },
+  EDGE_API_HEDGE_MIN_DELAY: { default: '10ms' },
   EDGE_API_LOG_LEVEL: { default: 'info' },
   EDGE_API_EXPOSE_OPTIONAL_ROUTES: { default: 'false' },
   EDGE_API_METRICS_PORT: { default: '9464' },

@@ -31,7 +31,7 @@ t.test('defaults', async (t) => {
     headMaxAgeMs: 1000,
     shedDelayMs: 20,
     hedgeBudget: 0.1,
-    hedgeMinDelayMs: 20,
+    hedgeMinDelayMs: 10,
     logLevel: 'info',
     exposeOptionalRoutes: false,
     metricsPort: 9464,

@@ -45,6 +45,12 @@ export interface HedgingOptions {
 
 /** The quantile of a node's answer times a hedge waits for: 1 read in 20 is hedged for its latency alone. */
 export const DELAY_QUANTILE = 0.95
+/**
+ * The lowest quantile of its own answers the other nodes can bring a node's delay down to
+ * (Hedging.delayMs): however narrow their tails, at most 1 read in 10 of a node is hedged
+ * for its latency alone.
+ */
+export const LOWEST_QUANTILE = 0.9
 /** The answers each node's quantile is taken over: the last SAMPLES, about a few seconds of a busy replica's reads. */
 export const SAMPLES = 128
 /** Below this many answers a node's latency is not known yet: the delay is the ceiling. */
@@ -60,15 +66,19 @@ const BUCKETS = 10
  */
 export const BURST = 3
 
-/** The last SAMPLES answer times of one node, and their `rank` quantile. */
+/** The last SAMPLES answer times of one node: their `rank` quantile, the LOWEST_QUANTILE one and their median. */
 class NodeLatency {
   readonly #samples = new Float64Array(SAMPLES)
   readonly #rank: number
+  readonly #lowestRank: number
   #count = 0
   #quantile = Infinity
+  #lowest = Infinity
+  #median = Infinity
 
   constructor (rank: number) {
     this.#rank = rank
+    this.#lowestRank = Math.min(rank, LOWEST_QUANTILE)
   }
 
   add (ms: number): void {
@@ -82,10 +92,29 @@ class NodeLatency {
     return this.#quantile
   }
 
+  /** Its LOWEST_QUANTILE (or its `rank` one, if lower). */
+  get lowest (): number {
+    return this.#lowest
+  }
+
+  /**
+   * What this node's quantile says of `node`'s: this node's tail moved to `node`'s median,
+   * shifted by the difference of the medians (a node farther away: the same tail, later) or
+   * scaled by their ratio (a node slower at everything), whichever is later, so that a node
+   * merely slower than this one keeps about its own quantile. Infinity while either is unknown.
+   */
+  predicts (node: NodeLatency): number {
+    if (this.#median === Infinity || node.#median === Infinity) return Infinity
+    return Math.max(this.#quantile + node.#median - this.#median, this.#quantile * node.#median / this.#median)
+  }
+
   #sort (): void {
     if (this.#count < MIN_SAMPLES) return
     const sorted = this.#samples.slice(0, Math.min(this.#count, SAMPLES)).sort()
-    this.#quantile = sorted[Math.max(0, Math.ceil(this.#rank * sorted.length) - 1)] as number
+    const at = (rank: number): number => sorted[Math.max(0, Math.ceil(rank * sorted.length) - 1)] as number
+    this.#quantile = at(this.#rank)
+    this.#lowest = at(this.#lowestRank)
+    this.#median = sorted[Math.floor(sorted.length / 2)] as number
   }
 }
 
@@ -151,10 +180,22 @@ export class Hedging {
     this.#window = new Window(options.windowMs ?? 10_000, this.clock.now())
   }
 
-  /** How long a read sent to `node` waits before it is hedged: its recent p95, within the floor and the ceiling. */
+  /**
+   * How long a read sent to `node` waits before it is hedged: the lower of its own p95 and what
+   * the other nodes' p95 says of it (NodeLatency.predicts), but not below its own p90
+   * (LOWEST_QUANTILE), within the floor and the ceiling.
+   * A node slow on a few of its answers has no p95 of its own to go by: with about 1 answer in
+   * 20 slow, its p95 falls between its ordinary answers and the slow ones (the waits a hedge
+   * overtook), and its delay ends at its slowest ordinary answers or above. Another node's tail,
+   * moved to this node's median, says when one of its reads is late by its ordinary standard
+   * (docs/hedged-reads.md, "Delay").
+   */
   delayMs (node: number): number {
-    const quantile = (this.#latency[node] as NodeLatency).quantile
-    return Math.min(this.#maxDelayMs, Math.max(this.#minDelayMs, quantile))
+    const own = this.#latency[node] as NodeLatency
+    let predicted = Infinity
+    for (const other of this.#latency) if (other !== own) predicted = Math.min(predicted, other.predicts(own))
+    const delay = Math.min(own.quantile, Math.max(own.lowest, predicted))
+    return Math.min(this.#maxDelayMs, Math.max(this.#minDelayMs, delay))
   }
 
   /** `node` answered a read in `ms`. */

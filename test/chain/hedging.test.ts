@@ -40,8 +40,8 @@ t.test('the quantile a read waits for can be another than the p95 (bench/hedging
 
 t.test('a node\'s slowest answers are the ones a hedge overtakes: they count, so its delay stays at its p95', async (t) => {
   // A steady node (answers spread evenly over 5–15 ms) and a 1 ms floor, read after read:
-  // a read not answered by the node's delay is hedged, the other node answers 5 ms later
-  // and the first attempt is aborted.
+  // a read not answered by the node's delay is hedged, the other node (as steady) answers 5 ms
+  // later and the first attempt is aborted.
   const simulate = (overtakenCount: boolean): number => {
     const h = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 1000 })
     let hedged = 0
@@ -53,7 +53,7 @@ t.test('a node\'s slowest answers are the ones a hedge overtakes: they count, so
         continue
       }
       if (i >= 1000) hedged++
-      h.answered(1, 5)
+      h.answered(1, 5 + ((i * 104_729) % 100) / 10)
       if (overtakenCount) h.overtaken(0, delay + 5)
     }
     return hedged / 3000
@@ -68,6 +68,48 @@ t.test('a node\'s slowest answers are the ones a hedge overtakes: they count, so
   t.equal(h.delayMs(0), 100, 'a wait shorter than the node\'s quantile says nothing: not counted')
   for (let i = 0; i < SAMPLES; i++) h.overtaken(0, 400)
   t.equal(h.delayMs(0), 400, 'waits beyond it count as answers at that time')
+})
+
+t.test('a node slow on some answers is hedged when late by the other node\'s p95, not by its own', async (t) => {
+  // Both nodes answer in 50–69 ms; node 0 also takes 2 s on every 16th answer. Its own p95
+  // falls among those (bench 13's slow node: 1 in 20, with the waits hedges overtook).
+  const ordinary = (i: number): number => 50 + (i % 20)
+  const h = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 10_000 })
+  for (let i = 0; i < SAMPLES; i++) {
+    h.answered(0, i % 16 === 15 ? 2000 : ordinary(i))
+    h.answered(1, ordinary(i))
+  }
+  t.equal(h.delayMs(1), 68, 'the steady node: its own p95')
+  t.equal(h.delayMs(0), 69, 'the slow one: its ordinary tail (its own p90, above what the steady node says), not one of its slow answers')
+  const alone = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 10_000 })
+  for (let i = 0; i < SAMPLES; i++) alone.answered(0, i % 16 === 15 ? 2000 : ordinary(i))
+  t.equal(alone.delayMs(0), 2000, 'with no other node known, its own p95: one of its slow answers')
+})
+
+t.test('a node merely slower than another keeps its own p95: the other\'s tail is moved to its median', async (t) => {
+  const delays = (slower: (ms: number) => number): number[] => {
+    const h = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 10_000 })
+    for (let i = 0; i < SAMPLES; i++) {
+      h.answered(0, 50 + (i % 20))
+      h.answered(1, slower(50 + (i % 20)))
+    }
+    return [h.delayMs(0), h.delayMs(1)]
+  }
+  // 50–69 ms: median 59, p95 68.
+  t.same(delays((ms) => ms + 300), [68, 368], 'farther away by 300 ms: each keeps its own p95 (the tail shifted)')
+  t.same(delays((ms) => ms * 4), [68, 272], '4 times slower at everything: each keeps its own p95 (the tail scaled)')
+  t.same(delays((ms) => ms), [68, 68], 'alike: alike')
+})
+
+t.test('however narrow the other node\'s tail, a node\'s delay stays at or above its own p90', async (t) => {
+  const h = hedging(new ManualClock(), { minDelayMs: 1, maxDelayMs: 10_000 })
+  for (let i = 0; i < SAMPLES; i++) {
+    // Node 0 spread over 50–69 ms (p90 67); node 1 always 60 ms, its p95 its median.
+    h.answered(0, 50 + (i % 20))
+    h.answered(1, 60)
+  }
+  t.equal(h.delayMs(0), 67, 'its p90, not its median (which node 1\'s tail would say): at most 1 read in 10 hedged')
+  t.equal(h.delayMs(1), 60)
 })
 
 t.test('a ceiling below the floor is the floor', async (t) => {
