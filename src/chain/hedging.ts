@@ -105,7 +105,9 @@ class NodeLatency {
    */
   predicts (node: NodeLatency): number {
     if (this.#median === Infinity || node.#median === Infinity) return Infinity
-    return Math.max(this.#quantile + node.#median - this.#median, this.#quantile * node.#median / this.#median)
+    const shifted = this.#quantile + node.#median - this.#median
+    // A median of 0 (answers faster than the clock's resolution) scales nothing.
+    return this.#median > 0 ? Math.max(shifted, this.#quantile * node.#median / this.#median) : shifted
   }
 
   #sort (): void {

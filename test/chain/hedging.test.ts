@@ -112,6 +112,16 @@ t.test('however narrow the other node\'s tail, a node\'s delay stays at or above
   t.equal(h.delayMs(1), 60)
 })
 
+t.test('answers timed at 0 ms (a clock that did not move) predict a number, never NaN', async (t) => {
+  const h = hedging(new ManualClock(), { minDelayMs: 1 })
+  for (let i = 0; i < SAMPLES; i++) {
+    h.answered(0, 0)
+    h.answered(1, 50 + (i % 20))
+  }
+  t.equal(h.delayMs(1), 67, 'the other node\'s tail, shifted: no lower than its own p90')
+  t.equal(h.delayMs(0), 1, 'the floor')
+})
+
 t.test('a ceiling below the floor is the floor', async (t) => {
   t.equal(hedging(new ManualClock(), { minDelayMs: 200, maxDelayMs: 100 }).delayMs(0), 200)
 })
