@@ -136,10 +136,6 @@ class Memo {
 }
 
 const attributeOf = (key: Uint8Array) => new Memo((value) => encoded((w) => stringAttribute(w, key, value)))
-const nameOf = () => new Memo((name) => encoded((w) => {
-  w.byte(SPAN_NAME)
-  w.string(name)
-}))
 
 export class OtlpTraceSerializer {
   readonly #writer = new ProtobufWriter()
@@ -154,8 +150,12 @@ export class OtlpTraceSerializer {
   readonly #templates = attributeOf(KEYS.template)
   readonly #outcomes = attributeOf(KEYS.outcome)
   readonly #errorTypes = attributeOf(KEYS.errorType)
-  /** Span names: "GET /v1/status", "GET /cosmos/…/{}". */
-  readonly #names = nameOf()
+  /** Span names, by method then route ("GET /v1/status"; a 404's is its method alone), or by template ("GET /cosmos/…/{}"). */
+  readonly #serverNames = new Map<string, Memo>()
+  readonly #chainNames = new Memo((template) => encoded((w) => {
+    w.byte(SPAN_NAME)
+    w.string(`GET ${template}`)
+  }))
 
   constructor (resource: Readonly<Record<string, string>>, scopeVersion: string) {
     this.#resource = encoded((w) => {
@@ -222,6 +222,20 @@ export class OtlpTraceSerializer {
     return {}
   }
 
+  /** Span.name of a server span: its method and route (no string made per span). */
+  #serverName (method: string, route: string | undefined): Uint8Array {
+    let byRoute = this.#serverNames.get(method)
+    if (byRoute === undefined) {
+      byRoute = new Memo((path) => encoded((w) => {
+        w.byte(SPAN_NAME)
+        w.string(path === '' ? method : `${method} ${path}`)
+      }))
+      // Node's parser knows some 30 methods: a bounded set.
+      this.#serverNames.set(method, byRoute)
+    }
+    return byRoute.get(route ?? '')
+  }
+
   #server (w: ProtobufWriter, span: ServerSpanRecord): void {
     const { context } = span
     w.byte(SCOPE_SPANS_SPANS)
@@ -238,7 +252,7 @@ export class OtlpTraceSerializer {
       w.byte(SPAN_PARENT_SPAN_ID)
       w.hex(context.parentSpanId)
     }
-    w.raw(this.#names.get(span.route === undefined ? span.method : `${span.method} ${span.route}`))
+    w.raw(this.#serverName(span.method, span.route))
     w.byte(SPAN_KIND)
     w.byte(KIND_SERVER)
     w.byte(SPAN_START)
@@ -282,7 +296,7 @@ export class OtlpTraceSerializer {
     }
     w.byte(SPAN_PARENT_SPAN_ID)
     w.hex(context.spanId)
-    w.raw(this.#names.get(`GET ${span.template}`))
+    w.raw(this.#chainNames.get(span.template))
     w.byte(SPAN_KIND)
     w.byte(KIND_CLIENT)
     w.byte(SPAN_START)
