@@ -42,7 +42,7 @@ async function flushWithin (queue: SpanQueue, budgetMs: number): Promise<boolean
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), budgetMs) })
   try {
-    return await Promise.race([queue.shutdown().then(() => true, () => false), late])
+    return await Promise.race([queue.shutdown().catch(() => false), late])
   } finally {
     clearTimeout(timer)
   }

@@ -37,7 +37,7 @@ export class SpanQueue {
   #timer: NodeJS.Timeout | undefined
   #immediate: NodeJS.Immediate | undefined
   #exporting = false
-  #shutdown: Promise<void> | undefined
+  #shutdown: Promise<boolean> | undefined
 
   constructor (options: SpanQueueOptions) {
     this.#exporter = options.exporter
@@ -64,17 +64,20 @@ export class SpanQueue {
     this.#schedule()
   }
 
-  /** Exports everything queued at once, a batch per export; resolves when each was answered or timed out. */
-  async forceFlush (): Promise<void> {
+  /** Exports everything queued at once, a batch per export; resolves when each was answered or timed out: true when every one succeeded. */
+  async forceFlush (): Promise<boolean> {
     this.#clearTimers()
-    const sends: Array<Promise<void>> = []
+    const sends: Array<Promise<boolean>> = []
     while (this.#spans.length > 0) sends.push(this.#send(this.#take()))
-    await Promise.all(sends)
+    return (await Promise.all(sends)).every((sent) => sent)
   }
 
-  /** Stops queueing, flushes, and waits for every export still in flight. Once: later calls share the first. */
-  shutdown (): Promise<void> {
-    this.#shutdown ??= this.forceFlush().then(async () => await this.#exporter.shutdown())
+  /** Stops queueing, flushes, and waits for every export still in flight: true when the flush's exports all succeeded. Once: later calls share the first. */
+  shutdown (): Promise<boolean> {
+    this.#shutdown ??= this.forceFlush().then(async (flushed) => {
+      await this.#exporter.shutdown()
+      return flushed
+    })
     return this.#shutdown
   }
 
@@ -100,10 +103,11 @@ export class SpanQueue {
     this.#clearTimers()
     if (this.#spans.length === 0 || this.#exporting || this.#shutdown !== undefined) return
     this.#exporting = true
-    void this.#send(this.#take()).then(() => {
+    // #send never rejects: a failure is counted and the queue moves on.
+    this.#send(this.#take()).then(() => {
       this.#exporting = false
       if (this.#spans.length > 0) this.#schedule()
-    })
+    }, () => {})
   }
 
   #take (): SpanRecord[] {
@@ -115,14 +119,14 @@ export class SpanQueue {
     return this.#spans.splice(0, this.#batchSize)
   }
 
-  /** Resolves when the export is answered or its time is up; a failure is counted whenever it comes. */
-  async #send (batch: SpanRecord[]): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.#timeoutMs)
+  /** Resolves when the export is answered (true on success) or its time is up (false); a failure is counted whenever it comes. */
+  async #send (batch: SpanRecord[]): Promise<boolean> {
+    return await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.#timeoutMs)
       this.#exporter.export(batch, (result) => {
         clearTimeout(timer)
         if (result.code !== 0) this.#drops.dropped('export_failed', batch.length, result.error)
-        resolve()
+        resolve(result.code === 0)
       })
     })
   }
