@@ -1,7 +1,10 @@
-import { SpanKind, SpanStatusCode, trace, type Attributes, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import type { ChainOutcome, ChainTrace, ChainTracer, TracedExchange } from '../chain/client.js'
+import { newSpanId } from './ids.js'
 import { pathTemplate } from './path-template.js'
 import type { RequestTrace, ServerSpans } from './server-spans.js'
+import { ChainSpanRecord } from './span-records.js'
+import type { SpanQueue } from './span-queue.js'
+import { traceparentOf } from './trace-context.js'
 
 /**
  * One CLIENT span per exchange with a chain node, child of the request's span, with
@@ -9,57 +12,37 @@ import type { RequestTrace, ServerSpans } from './server-spans.js'
  * names it), never its URL; the path's template; the outcome; the attempt under failover
  * or hedging (edge_api.chain.hedge on a hedge).
  * An exchange outside a request (a background probe of a node that is down) carries no trace
- * and is not traced; nor is one that starts after its request's end.
+ * and is not traced; nor is one that starts after its request's end. An unsampled request's
+ * exchanges still send their traceparent (sampled flag 00), and record nothing.
  */
 export class ChainSpans implements ChainTracer {
-  readonly #tracer: Tracer
-  readonly #propagator: TextMapPropagator
   readonly #server: ServerSpans
+  readonly #queue: SpanQueue
 
-  constructor (tracer: Tracer, propagator: TextMapPropagator, server: ServerSpans) {
-    this.#tracer = tracer
-    this.#propagator = propagator
+  constructor (server: ServerSpans, queue: SpanQueue) {
     this.#server = server
+    this.#queue = queue
   }
 
   exchange (of: ChainTrace, node: number, path: string, attempt: number, hedge = false): TracedExchange | undefined {
     // The chain client carries what src/cache/http-cache.ts gave the request's readers: its RequestTrace.
-    const parent = this.#server.contextOf(of as RequestTrace)
-    if (parent === undefined) return undefined
-    const template = pathTemplate(path)
-    // Attributes after the start, and only on a recording span (as the server span's, server-spans.ts).
-    const span = this.#tracer.startSpan(`GET ${template}`, { kind: SpanKind.CLIENT }, parent)
-    if (span.isRecording()) {
-      const attributes: Attributes = {
-        'http.request.method': 'GET',
-        'url.template': template,
-        'edge_api.chain.node': node,
-        'edge_api.chain.attempt': attempt
-      }
-      // The conventions' count of resends: attempts on other nodes after the first.
-      if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1
-      // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
-      if (hedge) attributes['edge_api.chain.hedge'] = true
-      span.setAttributes(attributes)
-    }
-    const headers: Record<string, string> = {}
-    this.#propagator.inject(trace.setSpan(parent, span), headers, HEADER_SETTER)
+    const context = this.#server.contextOf(of as RequestTrace)
+    if (context === undefined) return undefined
+    const spanId = newSpanId()
+    const headers: Record<string, string> = { traceparent: traceparentOf(context.traceId, spanId, context.sampled) }
+    if (context.traceState !== '') headers.tracestate = context.traceState
+    if (!context.sampled) return { headers, end: UNSAMPLED_END }
+    const span = new ChainSpanRecord(context, spanId, pathTemplate(path), node, attempt, hedge, performance.now())
     return {
       headers,
       end: (outcome: ChainOutcome) => {
-        span.setAttribute('edge_api.chain.outcome', outcome)
-        if (outcome !== 'ok') {
-          span.setAttribute('error.type', outcome)
-          span.setStatus({ code: SpanStatusCode.ERROR })
-        }
-        span.end()
+        if (span.endMs !== 0) return
+        span.outcome = outcome
+        span.endMs = performance.now()
+        this.#queue.add(span)
       }
     }
   }
 }
 
-const HEADER_SETTER = {
-  set (headers: Record<string, string>, key: string, value: string): void {
-    headers[key] = value
-  }
-}
+const UNSAMPLED_END = (): void => {}

@@ -1,7 +1,13 @@
-import type { Context } from '@opentelemetry/api'
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
-import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { DropReport } from './drop-report.js'
+import type { SpanRecord } from './span-records.js'
+
+/** What the queue needs of an OTLP export delegate (exporter.ts): the SDK's, with our serializer. */
+export interface SpanExporter {
+  /** Sends `spans`; `done` hears how it went (code 0 success, anything else failure). */
+  export (spans: SpanRecord[], done: (result: { code: number, error?: Error }) => void): void
+  /** Waits for the exports in flight, then closes the transport. */
+  shutdown (): Promise<void>
+}
 
 export interface SpanQueueOptions {
   readonly exporter: SpanExporter
@@ -13,66 +19,122 @@ export interface SpanQueueOptions {
 }
 
 /**
- * The SDK's BatchSpanProcessor (exports in the background, one batch at a time, never on a
- * request's path), with its losses counted: the SDK drops a span silently when its queue is
- * full. This processor keeps the same count the SDK's queue has (spans handed over, minus the
- * spans the SDK hands to the exporter, which it takes off its queue in the same tick) and
- * drops, counted, the span the SDK would have dropped. Failed exports are counted too.
+ * The batch span processor of the OTEL_BSP_* settings, as the SDK's BatchSpanProcessor
+ * behaves, over our span records: spans wait in a bounded queue, a full one drops (counted);
+ * a batch goes out when maxExportBatchSize are waiting or scheduleDelayMs after the first,
+ * one export at a time, never on a request's path (from a timer or setImmediate). An export
+ * not answered within exportTimeoutMs frees the queue for the next batch (the exporter's own
+ * timeout and exportsInFlight bound what it still holds); failed ones are counted.
  */
-export class SpanQueue implements SpanProcessor {
-  readonly #batch: BatchSpanProcessor
+export class SpanQueue {
+  readonly #exporter: SpanExporter
   readonly #maxQueueSize: number
+  readonly #batchSize: number
+  readonly #delayMs: number
+  readonly #timeoutMs: number
   readonly #drops: DropReport
-  #queued = 0
+  #spans: SpanRecord[] = []
+  #timer: NodeJS.Timeout | undefined
+  #immediate: NodeJS.Immediate | undefined
+  #exporting = false
+  #shutdown: Promise<boolean> | undefined
 
   constructor (options: SpanQueueOptions) {
+    this.#exporter = options.exporter
     this.#maxQueueSize = options.maxQueueSize
+    this.#batchSize = options.maxExportBatchSize
+    this.#delayMs = options.scheduleDelayMs
+    this.#timeoutMs = options.exportTimeoutMs
     this.#drops = options.drops
-    const inner = options.exporter
-    const exporter: SpanExporter = {
-      export: (spans, done) => {
-        this.#queued -= spans.length
-        inner.export(spans, (result: ExportResult) => {
-          if (result.code !== ExportResultCode.SUCCESS) this.#drops.dropped('export_failed', spans.length, result.error)
-          done(result)
-        })
-      },
-      // No forceFlush: the SDK's batch processor never asks its exporter for one.
-      shutdown: () => inner.shutdown()
-    }
-    this.#batch = new BatchSpanProcessor(exporter, {
-      maxQueueSize: options.maxQueueSize,
-      maxExportBatchSize: options.maxExportBatchSize,
-      scheduledDelayMillis: options.scheduleDelayMs,
-      exportTimeoutMillis: options.exportTimeoutMs
-    })
   }
 
   /** Spans waiting to be exported (never more than maxQueueSize). */
   get queued (): number {
-    return this.#queued
+    return this.#spans.length
   }
 
-  onStart (span: Span, parentContext: Context): void {
-    this.#batch.onStart(span, parentContext)
-  }
-
-  onEnd (span: ReadableSpan): void {
-    // Unsampled spans never queue (the SDK skips them too).
-    if ((span.spanContext().traceFlags & 1) === 0) return
-    if (this.#queued >= this.#maxQueueSize) {
+  /** Queues an ended, sampled span; dropped (counted) when the queue is full, ignored after shutdown. */
+  add (span: SpanRecord): void {
+    if (this.#shutdown !== undefined) return
+    if (this.#spans.length >= this.#maxQueueSize) {
       this.#drops.dropped('queue_full', 1)
       return
     }
-    this.#queued++
-    this.#batch.onEnd(span)
+    this.#spans.push(span)
+    this.#schedule()
   }
 
-  forceFlush (): Promise<void> {
-    return this.#batch.forceFlush()
+  /** Exports everything queued at once, a batch per export; resolves when each was answered or timed out: true when every one succeeded. */
+  async forceFlush (): Promise<boolean> {
+    this.#clearTimers()
+    const sends: Array<Promise<boolean>> = []
+    while (this.#spans.length > 0) sends.push(this.#send(this.#take()))
+    return (await Promise.all(sends)).every((sent) => sent)
   }
 
-  shutdown (): Promise<void> {
-    return this.#batch.shutdown()
+  /** Stops queueing, flushes, and waits for every export still in flight: true when the flush's exports all succeeded. Once: later calls share the first. */
+  shutdown (): Promise<boolean> {
+    this.#shutdown ??= this.forceFlush().then(async (flushed) => {
+      await this.#exporter.shutdown()
+      return flushed
+    })
+    return this.#shutdown
+  }
+
+  #schedule (): void {
+    if (this.#exporting) return
+    if (this.#spans.length >= this.#batchSize) {
+      // A full batch goes out next, after the request whose span filled it.
+      this.#immediate ??= setImmediate(() => {
+        this.#immediate = undefined
+        this.#exportNext()
+      })
+      return
+    }
+    if (this.#timer !== undefined) return
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.#exportNext()
+    }, this.#delayMs)
+    this.#timer.unref()
+  }
+
+  #exportNext (): void {
+    this.#clearTimers()
+    if (this.#spans.length === 0 || this.#exporting || this.#shutdown !== undefined) return
+    this.#exporting = true
+    // #send never rejects: a failure is counted and the queue moves on.
+    this.#send(this.#take()).then(() => {
+      this.#exporting = false
+      if (this.#spans.length > 0) this.#schedule()
+    }, () => {})
+  }
+
+  #take (): SpanRecord[] {
+    if (this.#spans.length <= this.#batchSize) {
+      const batch = this.#spans
+      this.#spans = []
+      return batch
+    }
+    return this.#spans.splice(0, this.#batchSize)
+  }
+
+  /** Resolves when the export is answered (true on success) or its time is up (false); a failure is counted whenever it comes. */
+  async #send (batch: SpanRecord[]): Promise<boolean> {
+    return await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.#timeoutMs)
+      this.#exporter.export(batch, (result) => {
+        clearTimeout(timer)
+        if (result.code !== 0) this.#drops.dropped('export_failed', batch.length, result.error)
+        resolve(result.code === 0)
+      })
+    })
+  }
+
+  #clearTimers (): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    clearImmediate(this.#immediate)
+    this.#immediate = undefined
   }
 }

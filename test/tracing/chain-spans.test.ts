@@ -63,6 +63,20 @@ t.test('a request without traceparent starts a trace; its chain span sends it on
   t.notOk(receiver.spans.some((s) => s.traceId === TRACE_ID), 'nothing exported')
 })
 
+t.test('the caller\'s tracestate travels with the trace: to the chain node, and on every exported span', async (t) => {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [sim.url], receiver)
+  sim.resetCounts()
+  await (await fetch(`${origin}/v1/versions`, { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01`, tracestate: 'rojo=00f067aa0ba902b7, Bad=x,congo=t61rcWkgMzE' } })).arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.some((span) => span.kind === SERVER), 'the server span')
+  t.same(sim.tracestates, ['rojo=00f067aa0ba902b7,congo=t61rcWkgMzE'], 'the node got it, its invalid member left out')
+  t.ok(spans.length >= 2 && spans.every((s) => s.traceState === 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE'), 'each span carries it')
+  t.equal(spans.find((s) => s.kind === SERVER)!.flags, 0x301, 'the server span: sampled, its parent remote')
+})
+
 // The request's trace travels with its reads (src/cache/http-cache.ts → src/chain/client.ts),
 // not in an AsyncLocalStorage: these cases break if it reaches the wrong exchange.
 

@@ -1,0 +1,78 @@
+import t from 'tap'
+import { OtlpTraceSerializer } from '../../src/tracing/otlp-serializer.js'
+import { ChainSpanRecord, ServerSpanRecord, SpanContext } from '../../src/tracing/span-records.js'
+import { CLIENT, decodeExportRequest, SERVER } from '../fixtures/otlp-receiver.js'
+
+// Our OTLP protobuf against the receiver's reader (test/fixtures/otlp-receiver.ts, written
+// from trace.proto with @bufbuild/protobuf's wire reader, independent of the serializer): every
+// field of both kinds of span, the resource and the scopes, times to the nanosecond.
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
+const CALLER = '00f067aa0ba902b7'
+const SERVER_SPAN = 'b7ad6b7169203331'
+const serializer = new OtlpTraceSerializer({ 'service.version': '1.2.3', 'service.name': 'edge-eu', 'k8s.pod.name': 'edge-api-7' }, '1.2.3')
+
+/** The Unix-epoch nanoseconds of a performance.now() time, by BigInt arithmetic (to the microsecond: timeOrigin is a double). */
+const epochNs = (ms: number): bigint => BigInt(Math.round((performance.timeOrigin + ms) * 1000)) * 1000n
+
+t.test('a server span and its chain spans: ids, parent, trace state, name, kind, times, attributes, status, flags, scope, resource', async (t) => {
+  const context = new SpanContext(TRACE, SERVER_SPAN, CALLER, 'vendor=a,other=b', true)
+  const start = performance.now()
+  const server = new ServerSpanRecord(context, 'GET', '/v1/epochs/:epoch/participants', '/v1/epochs/current/participants', 'http', 'r1', start, start + 12.345678, 200, false)
+  const chain = new ChainSpanRecord(context, '1111111111111111', '/productscience/inference/inference/epoch_info', 2, 3, true, start + 1)
+  chain.endMs = start + 2.5
+  chain.outcome = 'timeout'
+  const spans = decodeExportRequest(serializer.serializeRequest([chain, server])!)
+  t.equal(spans.length, 2)
+  const s = spans.find((span) => span.kind === SERVER)!
+  t.same({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, traceState: s.traceState, name: s.name, statusCode: s.statusCode, scope: s.scope, scopeVersion: s.scopeVersion },
+    { traceId: TRACE, spanId: SERVER_SPAN, parentSpanId: CALLER, traceState: 'vendor=a,other=b', name: 'GET /v1/epochs/:epoch/participants', statusCode: 0, scope: 'edge-api.server', scopeVersion: '1.2.3' })
+  t.equal(s.flags, 0x301, 'sampled, with a remote parent (HAS_IS_REMOTE | IS_REMOTE)')
+  t.same(s.attributes, {
+    'http.request.method': 'GET',
+    'url.path': '/v1/epochs/current/participants',
+    'url.scheme': 'http',
+    'edge_api.request_id': 'r1',
+    'http.route': '/v1/epochs/:epoch/participants',
+    'http.response.status_code': 200
+  })
+  t.same(s.resource, { 'service.version': '1.2.3', 'service.name': 'edge-eu', 'k8s.pod.name': 'edge-api-7' })
+  t.ok(s.startNs - epochNs(start) < 1000n && epochNs(start) - s.startNs < 1000n, `start ${s.startNs} is performance.timeOrigin + ${start} ms`)
+  t.equal(Number(s.endNs - s.startNs), 12_345_678, 'the duration to the nanosecond')
+
+  const c = spans.find((span) => span.kind === CLIENT)!
+  t.same({ traceId: c.traceId, spanId: c.spanId, parentSpanId: c.parentSpanId, traceState: c.traceState, name: c.name, statusCode: c.statusCode, scope: c.scope, flags: c.flags },
+    { traceId: TRACE, spanId: '1111111111111111', parentSpanId: SERVER_SPAN, traceState: 'vendor=a,other=b', name: 'GET /productscience/inference/inference/epoch_info', statusCode: 2, scope: 'edge-api.chain', flags: 0x101 })
+  t.same(c.attributes, {
+    'http.request.method': 'GET',
+    'url.template': '/productscience/inference/inference/epoch_info',
+    'edge_api.chain.node': 2,
+    'edge_api.chain.attempt': 3,
+    'http.request.resend_count': 2,
+    'edge_api.chain.hedge': true,
+    'edge_api.chain.outcome': 'timeout',
+    'error.type': 'timeout'
+  })
+  t.equal(Number(c.endNs - c.startNs), 1_500_000)
+})
+
+t.test('a root span, a 5xx, an aborted request, the drain, a 404; non-ASCII and long strings; a big batch', async (t) => {
+  const root = new SpanContext(TRACE, SERVER_SPAN, '', '', true)
+  const long = `/v1/participants/${'é'.repeat(80)}${'x'.repeat(300)}`
+  const records = [
+    new ServerSpanRecord(root, 'GET', '/v1/status', '/v1/status', 'https', 'req-é', 1, 2, 503, true),
+    new ServerSpanRecord(root, 'GET', '/v1/models', '/v1/models', 'http', 'r2', 1, 2, undefined, false),
+    new ServerSpanRecord(root, 'POST', undefined, long, 'http', 'r3', 1, 2, 404, false)
+  ]
+  const [failed, aborted, notFound] = decodeExportRequest(serializer.serializeRequest(records)!)
+  t.same([failed!.parentSpanId, failed!.traceState, failed!.flags], ['', '', 0x101], 'a root: no parent, no trace state, HAS_IS_REMOTE without IS_REMOTE')
+  t.same([failed!.statusCode, failed!.attributes['error.type'], failed!.attributes['edge_api.draining'], failed!.attributes['url.scheme'], failed!.attributes['edge_api.request_id']], [2, '503', true, 'https', 'req-é'])
+  t.same([aborted!.statusCode, aborted!.attributes['error.type'], 'http.response.status_code' in aborted!.attributes], [0, 'aborted', false])
+  t.same([notFound!.name, notFound!.attributes['url.path'], 'http.route' in notFound!.attributes, notFound!.statusCode], ['POST', long, false, 0], 'a 404: its method alone, the long path whole')
+
+  const many = Array.from({ length: 3000 }, (_, i) => new ServerSpanRecord(root, 'GET', '/v1/status', `/v1/status/${i}`, 'http', `r${i}`, i, i + 1, 200, false))
+  const decoded = decodeExportRequest(serializer.serializeRequest(many)!)
+  t.equal(decoded.length, 3000, 'a batch larger than the writer\'s first buffer')
+  t.same(decoded.map((s) => s.attributes['url.path']), many.map((s) => s.path), 'in order, each its own')
+  t.equal(serializer.serializeRequest([]), undefined, 'nothing to send for no spans')
+})
