@@ -1,6 +1,6 @@
 // Benchmark 12: what OpenTelemetry tracing costs (issue 20). The same edge-api app (service.ts,
 // from dist/) with tracing on, every request sampled, exporting OTLP/HTTP to a collector
-// stand-in in this process, and off (no hook, no SDK loaded), side by side; the boot of
+// stand-in in this process, and off (no hook, nothing of OpenTelemetry loaded), side by side; the boot of
 // dist/main.js both ways; and a collector that never answers, then one that refuses
 // connections, under load, with RSS, heap and drops sampled over the phase.
 import { once } from 'node:events'
@@ -146,7 +146,7 @@ export async function tracing (ctx: Context): Promise<SuiteResult> {
     raw.bootMs = boots
     rows.push({
       item: '12',
-      what: `dist/main.js start → first /healthz 200, tracing on / off (medians of ${BOOTS}, alternating): on imports the SDK and the OTLP/HTTP exporter; off imports neither`,
+      what: `dist/main.js start → first /healthz 200, tracing on / off (medians of ${BOOTS}, alternating): on imports the SDK's OTLP/HTTP export delegate; off imports nothing of OpenTelemetry`,
       value: `${ms(median(boots.on))} / ${ms(median(boots.off))} (+${ms(median(boots.on) - median(boots.off))})`,
       goal: '—',
       met: null
