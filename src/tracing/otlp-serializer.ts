@@ -52,9 +52,9 @@ function keyField (key: string): Uint8Array {
   })
 }
 
-/** A whole attribute (Span.attributes' tag included) of a string value. */
-function stringAttribute (w: ProtobufWriter, key: Uint8Array, value: string): void {
-  w.byte(SPAN_ATTRIBUTES)
+/** A whole attribute of a string value, its field's tag included (a span's attributes, or the resource's). */
+function stringAttribute (w: ProtobufWriter, key: Uint8Array, value: string, field = SPAN_ATTRIBUTES): void {
+  w.byte(field)
   const pair = w.begin(1)
   w.raw(key)
   w.byte(KEY_VALUE_VALUE)
@@ -161,17 +161,7 @@ export class OtlpTraceSerializer {
     this.#resource = encoded((w) => {
       w.byte(RESOURCE_SPANS_RESOURCE)
       const message = w.begin(2)
-      for (const [key, value] of Object.entries(resource)) {
-        w.byte(RESOURCE_ATTRIBUTES)
-        const pair = w.begin(1)
-        w.raw(keyField(key))
-        w.byte(KEY_VALUE_VALUE)
-        const any = w.begin(1)
-        w.byte(ANY_STRING)
-        w.string(value)
-        w.end(any, 1)
-        w.end(pair, 1)
-      }
+      for (const [key, value] of Object.entries(resource)) stringAttribute(w, keyField(key), value, RESOURCE_ATTRIBUTES)
       w.end(message, 2)
     })
     const scope = (name: string): Uint8Array => encoded((w) => {
