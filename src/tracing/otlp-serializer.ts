@@ -1,5 +1,5 @@
 import { encoded, I32, I64, LEN, ProtobufWriter, tag, VARINT } from './protobuf-writer.js'
-import { ChainSpanRecord, ServerSpanRecord, type SpanRecord } from './span-records.js'
+import { ChainSpanRecord, ServerSpanRecord, type SpanContext, type SpanRecord } from './span-records.js'
 
 // An OTLP ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1/trace_service.proto
 // and trace/v1/trace.proto) written straight from our span records, in one pass: one
@@ -87,6 +87,33 @@ const boolAttribute = (key: Uint8Array): Uint8Array => encoded((w) => {
   w.byte(1)
   w.end(pair, 1)
 })
+
+/**
+ * A span's first fields, as every span has them: its trace, its id, the trace's tracestate,
+ * its parent ('' for a root), its name (encoded with its tag), its kind and its times.
+ */
+function spanHead (w: ProtobufWriter, spanId: string, parentSpanId: string, name: Uint8Array, kind: number,
+  times: { readonly startMs: number, readonly endMs: number }, context: SpanContext): void {
+  w.byte(SPAN_TRACE_ID)
+  w.hex(context.traceId)
+  w.byte(SPAN_SPAN_ID)
+  w.hex(spanId)
+  if (context.traceState !== '') {
+    w.byte(SPAN_TRACE_STATE)
+    w.string(context.traceState)
+  }
+  if (parentSpanId !== '') {
+    w.byte(SPAN_PARENT_SPAN_ID)
+    w.hex(parentSpanId)
+  }
+  w.raw(name)
+  w.byte(SPAN_KIND)
+  w.byte(kind)
+  w.byte(SPAN_START)
+  w.time(times.startMs)
+  w.byte(SPAN_END)
+  w.time(times.endMs)
+}
 
 const KEYS = {
   method: keyField('http.request.method'),
@@ -230,25 +257,7 @@ export class OtlpTraceSerializer {
     const { context } = span
     w.byte(SCOPE_SPANS_SPANS)
     const message = w.begin(2)
-    w.byte(SPAN_TRACE_ID)
-    w.hex(context.traceId)
-    w.byte(SPAN_SPAN_ID)
-    w.hex(context.spanId)
-    if (context.traceState !== '') {
-      w.byte(SPAN_TRACE_STATE)
-      w.string(context.traceState)
-    }
-    if (context.parentSpanId !== '') {
-      w.byte(SPAN_PARENT_SPAN_ID)
-      w.hex(context.parentSpanId)
-    }
-    w.raw(this.#serverName(span.method, span.route))
-    w.byte(SPAN_KIND)
-    w.byte(KIND_SERVER)
-    w.byte(SPAN_START)
-    w.time(span.startMs)
-    w.byte(SPAN_END)
-    w.time(span.endMs)
+    spanHead(w, context.spanId, context.parentSpanId, this.#serverName(span.method, span.route), KIND_SERVER, span, context)
     w.raw(this.#methods.get(span.method))
     stringAttribute(w, KEYS.path, span.path)
     w.raw(this.#schemes.get(span.scheme))
@@ -276,23 +285,7 @@ export class OtlpTraceSerializer {
     const { context } = span
     w.byte(SCOPE_SPANS_SPANS)
     const message = w.begin(2)
-    w.byte(SPAN_TRACE_ID)
-    w.hex(context.traceId)
-    w.byte(SPAN_SPAN_ID)
-    w.hex(span.spanId)
-    if (context.traceState !== '') {
-      w.byte(SPAN_TRACE_STATE)
-      w.string(context.traceState)
-    }
-    w.byte(SPAN_PARENT_SPAN_ID)
-    w.hex(context.spanId)
-    w.raw(this.#chainNames.get(span.template))
-    w.byte(SPAN_KIND)
-    w.byte(KIND_CLIENT)
-    w.byte(SPAN_START)
-    w.time(span.startMs)
-    w.byte(SPAN_END)
-    w.time(span.endMs)
+    spanHead(w, span.spanId, context.spanId, this.#chainNames.get(span.template), KIND_CLIENT, span, context)
     w.raw(this.#methods.get('GET'))
     w.raw(this.#templates.get(span.template))
     intAttribute(w, KEYS.node, span.node)
