@@ -101,6 +101,9 @@ export class SpanQueue {
 
   #exportNext (): void {
     this.#clearTimers()
+    // #schedule sets no timer while an export runs, and nothing is queued after shutdown:
+    // the last two are the one-export-at-a-time rule kept where it is relied on.
+    /* c8 ignore next */
     if (this.#spans.length === 0 || this.#exporting || this.#shutdown !== undefined) return
     this.#exporting = true
     // #send never rejects: a failure is counted and the queue moves on.

@@ -4,6 +4,12 @@ import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
+import type { FastifyRequest } from 'fastify'
+import { ChainSpans } from '../../src/tracing/chain-spans.js'
+import { DropReport } from '../../src/tracing/drop-report.js'
+import { createSampler } from '../../src/tracing/sampler.js'
+import { RequestTrace, ServerSpans } from '../../src/tracing/server-spans.js'
+import { SpanQueue } from '../../src/tracing/span-queue.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
 t.setTimeout(180_000)
@@ -155,4 +161,23 @@ t.test('a head poll the request waits for is its: one chain span per node, child
   t.same(polls.map((c) => c.attributes['edge_api.chain.node']).sort(), [1, 2], 'the poll asked both nodes, in the request\'s trace')
   t.equal(chain.filter((c) => c.name === 'GET /productscience/inference/inference/epoch_info').length, 1, 'and its read')
   t.equal(a.traceparents.filter((p) => p?.includes(TRACE_ID) === true).length + b.traceparents.filter((p) => p?.includes(TRACE_ID) === true).length, 3, 'each of the three exchanges sent its traceparent')
+})
+
+t.test('an exchange ended twice (a caller\'s slip) is queued once, with its first outcome', async (t) => {
+  const queue = new SpanQueue({
+    exporter: { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} },
+    maxQueueSize: 16,
+    maxExportBatchSize: 16,
+    scheduleDelayMs: 60_000,
+    exportTimeoutMs: 1000,
+    drops: new DropReport({ warn: () => {} })
+  })
+  t.teardown(async () => await queue.shutdown())
+  const chain = new ChainSpans(new ServerSpans(createSampler('always_on', 1), queue), queue)
+  const request = { headers: {}, method: 'GET', url: '/v1/status', protocol: 'http', id: 'req-1' } as unknown as FastifyRequest
+  const exchange = chain.exchange(new RequestTrace(request, '/v1/status'), 1, '/cosmos/base/tendermint/v1beta1/blocks/latest', 1)
+  t.match(exchange?.headers.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+  exchange?.end('timeout')
+  exchange?.end('ok')
+  t.equal(queue.queued, 1, 'one span')
 })

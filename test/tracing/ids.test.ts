@@ -1,5 +1,5 @@
 import t from 'tap'
-import { newSpanId, newTraceId } from '../../src/tracing/ids.js'
+import { IdPool, newSpanId, newTraceId } from '../../src/tracing/ids.js'
 
 t.test('ids: lower-case hex of the right length, never all zeros, not repeated across refills of the pool', async (t) => {
   const seen = new Set<string>()
@@ -12,4 +12,13 @@ t.test('ids: lower-case hex of the right length, never all zeros, not repeated a
     seen.add(span)
   }
   t.equal(seen.size, 6000, 'every id its own')
+})
+
+t.test('an id of all zeros (invalid in W3C Trace Context) is never handed out: it is drawn again', async (t) => {
+  let fills = 0
+  // The first pool all zeros (every id in it invalid), the next ones not.
+  const pool = new IdPool((buffer) => { buffer.fill(fills++ === 0 ? 0 : 0x5a) })
+  t.equal(pool.draw(32), '5a'.repeat(16), 'a trace id from the next pool')
+  t.equal(pool.draw(16), '5a'.repeat(8))
+  t.equal(fills, 2, 'the pool of zeros skipped whole, one refill')
 })

@@ -72,3 +72,9 @@ t.test('take() hands over a copy and starts again: the writer is reused while an
   t.equal(new BinaryReader(first).string(), 'first')
   t.equal(new BinaryReader(second).string(), 'second')
 })
+
+t.test('a field past 15 has a two-byte tag: tag() refuses it rather than write a wrong byte', async (t) => {
+  t.equal(tag(15, LEN), 0x7a)
+  t.throws(() => tag(16, LEN), RangeError)
+  t.throws(() => tag(0, VARINT), RangeError)
+})

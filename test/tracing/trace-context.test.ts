@@ -10,6 +10,7 @@ t.test('traceparent: version 00 exactly, a later version\'s first four fields, n
   t.same(extractTraceParent({ traceparent: `00-${TRACE}-${SPAN}-03` })?.sampled, true, 'the sampled bit, other flags aside')
   t.same(extractTraceParent({ traceparent: `cc-${TRACE}-${SPAN}-01-future` })?.spanId, SPAN, 'a later version with more fields')
   t.same(extractTraceParent({ traceparent: [`00-${TRACE}-${SPAN}-01`, `00-${'1'.repeat(32)}-${SPAN}-01`] })?.traceId, TRACE, 'the first of a repeated header')
+  t.equal(extractTraceParent({ traceparent: [] }), undefined, 'a repeated header with no value: none')
   for (const bad of [`00-${TRACE}-${SPAN}-01-extra`, `ff-${TRACE}-${SPAN}-01`, `00-${'0'.repeat(32)}-${SPAN}-01`, `00-${TRACE}-${'0'.repeat(16)}-01`,
     `00-${TRACE.toUpperCase()}-${SPAN}-01`, `00-${TRACE}-${SPAN}`, 'garbage', '']) {
     t.equal(extractTraceParent({ traceparent: bad }), undefined, `refused: ${JSON.stringify(bad)}`)
