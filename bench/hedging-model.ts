@@ -5,8 +5,10 @@
 // noise of a shared host, and it reproduces bench 13's measured figures (docs/hedged-reads.md).
 //   npx tsx bench/hedging-model.ts
 // The model:
-// - reads arrive every 10 ms (bench 13's 100 req/s), 1100 a run, the first 100 discarded;
-// - a read goes to the node with fewer reads in flight, node 1 on a tie (src/chain/nodes.ts);
+// - reads arrive every 10 ms (bench 13's 100 req/s), 6100 a run (61 s), the first 100 discarded;
+// - a read goes to the node with fewer reads in flight, node 1 on a tie; with `demote` (as
+//   src/chain/nodes.ts does since 2026-12-02), a node a hedge overtook in the last 10 s after
+//   the other;
 // - an attempt takes 5.2 + 0.4·e^(σ·z) ms, z standard normal: with σ = 0.9 the client p99
 //   with no slow node is ~10 ms, as bench 13 measures on the quiet machine (σ = 1.3: a
 //   loaded one); node 1 adds 2000 ms to every 20th of its answers (bench 13's slow node), or
@@ -18,6 +20,7 @@
 // Each row is the median over 7 seeds of a run's client p99 and share of reads hedged.
 import { Hedging } from '../src/chain/hedging.js'
 import type { Clock } from '../src/chain/clock.js'
+import { OVERTAKEN_DEMOTES_MS } from '../src/chain/nodes.js'
 
 interface Model {
   readonly quantile: number
@@ -27,10 +30,12 @@ interface Model {
   /** Node 1 as bench 13 makes it (slow by 2 s on every 20th answer), like node 2, or farther away (10 ms more on every answer). */
   readonly node1: 'slow' | 'steady' | 'farther'
   readonly sigma: number
+  /** Whether a node a hedge overtook is tried after the other for OVERTAKEN_DEMOTES_MS. */
+  readonly demote: boolean
   readonly seed: number
 }
 
-const READS = 1100
+const READS = 6100
 const WARM_UP = 100
 const INTERVAL_MS = 10
 const SLOW_MS = 2000
@@ -82,6 +87,7 @@ function simulate (model: Model): { p99: number, hedged: number } {
   const time = new SimulatedTime()
   const hedging = new Hedging({ budget: 0.1, minDelayMs: model.floorMs, maxDelayMs: 1000, nodeCount: 2, quantile: model.quantile, clock: time })
   const inFlight = [0, 0]
+  const demotedUntil = [-Infinity, -Infinity]
   let node1Answers = 0
   let hedges = 0
   const latencies: number[] = []
@@ -95,7 +101,9 @@ function simulate (model: Model): { p99: number, hedged: number } {
   const read = (index: number): void => {
     const arrived = time.now()
     hedging.read()
-    const first = (inFlight[0] as number) <= (inFlight[1] as number) ? 0 : 1
+    const now = time.now()
+    const demoted = demotedUntil.map((until) => model.demote && (until as number) > now)
+    const first = demoted[0] !== demoted[1] ? (demoted[0] === true ? 1 : 0) : (inFlight[0] as number) <= (inFlight[1] as number) ? 0 : 1
     const sent = [time.now(), Number.NaN]
     let done = false
     const answer = (node: number): void => {
@@ -108,6 +116,8 @@ function simulate (model: Model): { p99: number, hedged: number } {
       if (!Number.isNaN(otherSent)) {
         inFlight[other] = (inFlight[other] as number) - 1
         if (model.overtakenCounts) hedging.overtaken(other, time.now() - otherSent)
+        // The hedge won: the first node was overtaken.
+        if (node !== first) demotedUntil[first] = time.now() + OVERTAKEN_DEMOTES_MS
       }
       if (index >= WARM_UP) latencies.push(time.now() - arrived + 1.2 + 0.3 * Math.exp(0.8 * normal()))
     }
@@ -128,15 +138,15 @@ function simulate (model: Model): { p99: number, hedged: number } {
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
 const SEEDS = [17, 118, 219, 320, 421, 522, 623]
 
-console.log('| σ | quantile | floor | overtaken waits count | client p99: slow node / none | ratio | reads hedged: slow node / none / node 1 farther |')
-console.log('| --- | --- | --- | --- | --- | --- | --- |')
+console.log('| σ | quantile | floor | overtaken waits count | overtaken node demoted | client p99: slow node / none / node 1 farther | ratio | reads hedged: slow node / none / node 1 farther |')
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- |')
 for (const sigma of [0.9, 1.3]) {
-  for (const [quantile, floorMs, overtakenCounts] of [[0.95, 20, true], [0.95, 10, true], [0.95, 5, true], [0.95, 5, false], [0.9, 5, true]] as const) {
+  for (const [quantile, floorMs, overtakenCounts, demote] of [[0.95, 20, true, false], [0.95, 10, true, false], [0.95, 20, true, true], [0.95, 10, true, true], [0.95, 5, true, true]] as const) {
     const runs = (node1: Model['node1']): Array<{ p99: number, hedged: number }> =>
-      SEEDS.map((seed) => simulate({ quantile, floorMs, overtakenCounts, node1, sigma, seed }))
+      SEEDS.map((seed) => simulate({ quantile, floorMs, overtakenCounts, node1, sigma, demote, seed }))
     const [slow, none, farther] = [runs('slow'), runs('steady'), runs('farther')]
-    const p99 = [median(slow.map((r) => r.p99)), median(none.map((r) => r.p99))] as const
+    const p99 = [slow, none, farther].map((side) => median(side.map((r) => r.p99))) as [number, number, number]
     const hedged = [slow, none, farther].map((side) => `${(100 * median(side.map((r) => r.hedged))).toFixed(1)}%`)
-    console.log(`| ${sigma} | ${quantile} | ${floorMs} ms | ${overtakenCounts ? 'yes' : 'no'} | ${p99[0].toFixed(1)} / ${p99[1].toFixed(1)} ms | ${(p99[0] / p99[1]).toFixed(2)}× | ${hedged.join(' / ')} |`)
+    console.log(`| ${sigma} | ${quantile} | ${floorMs} ms | ${overtakenCounts ? 'yes' : 'no'} | ${demote ? 'yes' : 'no'} | ${p99.map((v) => v.toFixed(1)).join(' / ')} ms | ${(p99[0] / p99[1]).toFixed(2)}× | ${hedged.join(' / ')} |`)
   }
 }

@@ -27,6 +27,13 @@ export interface ChainNodesOptions {
  */
 export const OVERTAKEN_IN_A_ROW = 3
 
+/**
+ * How long a node that a hedge overtook is tried after the nodes none overtook: a hedge that
+ * wins says that, for that read, asking the other node after the delay was faster than waiting
+ * for this one (docs/hedged-reads.md, "Which node first").
+ */
+export const OVERTAKEN_DEMOTES_MS = 10_000
+
 interface Down {
   /** clock.now() when the node went down. */
   readonly since: number
@@ -51,6 +58,8 @@ export class ChainNode {
   down: Down | undefined
   /** Reads of this node that a hedge overtook since it last answered; managed by ChainNodes. */
   overtaken = 0
+  /** Until when (clock.now()) it is tried after the nodes no hedge overtook; managed by ChainNodes. */
+  demotedUntil = -Infinity
 
   constructor (index: number, url: string, pool: Pool.Options) {
     const base = new URL(url)
@@ -75,7 +84,10 @@ export const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
  * was healthy; a single node is only ever re-admitted so).
  * Reads choose among the healthy nodes the one with the fewest reads in flight, the first
  * configured on a tie: an idle service keeps reading one node (consistent block heights),
- * and a node that hangs holds reads in flight, so new reads go elsewhere at once.
+ * and a node that hangs holds reads in flight, so new reads go elsewhere at once. A node that
+ * a hedge overtook in the last OVERTAKEN_DEMOTES_MS comes after the others: a node that
+ * stalls on some of its answers then takes few reads, and a stalled read costs its hedge's
+ * delay.
  */
 export class ChainNodes {
   readonly all: readonly ChainNode[]
@@ -103,10 +115,11 @@ export class ChainNodes {
    * come first. Undefined once every node has been tried.
    */
   pick (tried: ReadonlySet<ChainNode> = new Set(), suits: (node: ChainNode) => boolean = always): ChainNode | undefined {
+    const now = this.#clock.now()
     let best: ChainNode | undefined
     for (const node of this.all) {
       if (tried.has(node)) continue
-      if (best === undefined || rank(node, best, suits) < 0) best = node
+      if (best === undefined || rank(node, best, suits, now) < 0) best = node
     }
     return best
   }
@@ -121,8 +134,13 @@ export class ChainNodes {
     this.#log.info({ node: node.url, downMs: Math.round(this.#clock.now() - down.since) }, 'chain node up')
   }
 
-  /** A hedge sent to another node answered while this node's read was still unanswered. */
+  /**
+   * A hedge sent to another node answered while this node's read was still unanswered: the
+   * node is tried after the others for OVERTAKEN_DEMOTES_MS, and is down after
+   * OVERTAKEN_IN_A_ROW of these without an answer between.
+   */
   overtaken (node: ChainNode): void {
+    node.demotedUntil = this.#clock.now() + OVERTAKEN_DEMOTES_MS
     if (++node.overtaken < OVERTAKEN_IN_A_ROW) return
     node.overtaken = 0
     this.failed(node, `overtaken by hedges ${OVERTAKEN_IN_A_ROW} times in a row without answering`)
@@ -164,12 +182,14 @@ export class ChainNodes {
 
 const always = (): boolean => true
 
-/** Negative when `a` should be tried before `b`. */
-function rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean): number {
+/** Negative when `a` should be tried before `b` at `now`. */
+function rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean, now: number): number {
   if (a.healthy !== b.healthy) return a.healthy ? -1 : 1
   const bySuit = Number(suits(b)) - Number(suits(a))
   if (bySuit !== 0) return bySuit
   if (a.down !== undefined && b.down !== undefined && a.down.retryMs !== b.down.retryMs) return a.down.retryMs - b.down.retryMs
+  const byDemotion = Number(a.demotedUntil > now) - Number(b.demotedUntil > now)
+  if (byDemotion !== 0) return byDemotion
   if (a.inFlight !== b.inFlight) return a.inFlight - b.inFlight
   return a.index - b.index
 }

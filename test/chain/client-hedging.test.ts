@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer } from '../../src/chain/client.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
-import type { NodeLog } from '../../src/chain/nodes.js'
+import { OVERTAKEN_DEMOTES_MS, type NodeLog } from '../../src/chain/nodes.js'
 import { ChainStatusError, ChainUnavailableError } from '../../src/errors.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
@@ -147,6 +147,29 @@ t.test('both attempts of a pinned read ask the same height', async (t) => {
   t.same(b.answeredHeights, [height])
 })
 
+t.test('a node a hedge overtook is tried after the other for 10 s, then first again', async (t) => {
+  const { a, b, client, clock, seen } = await hedgedPair(t)
+  a.hang(READ)
+  const answer = read(client)
+  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await clock.advance(UNKNOWN_DELAY)
+  t.same(await answer, EPOCH_INFO, 'the hedge answered')
+  await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === 1)
+  a.clearFaults()
+  for (let i = 0; i < 3; i++) t.same(await read(client), EPOCH_INFO)
+  t.equal(a.count(READ), 1, 'idle again, node 1 still waits behind node 2: no read waited for it')
+  t.equal(b.count(READ), 4)
+  // Overtaken when the clock stood at the hedge's delay.
+  await clock.advance(OVERTAKEN_DEMOTES_MS - 1)
+  await read(client)
+  t.equal(a.count(READ), 1, 'not before its 10 s are up')
+  await clock.advance(1)
+  await read(client)
+  t.equal(a.count(READ), 2, 'then the first configured node again')
+  t.same(seen.hedges, ['won'])
+  t.same(client.nodesUp, [true, true], 'overtaken once: slow, not down')
+})
+
 t.test('a node that hangs: overtaken three times in a row, it is skipped as down; no read waits for it then', async (t) => {
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.hang(READ)
@@ -155,8 +178,9 @@ t.test('a node that hangs: overtaken three times in a row, it is skipped as down
     await until('the read reaches node 1', () => a.count(READ) === i)
     await clock.advance(UNKNOWN_DELAY)
     t.same(await answer, EPOCH_INFO, `read ${i}: the hedge answered`)
-    // Node 1's attempt is over once its abort is: then it is the idle node to read again.
     await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === i)
+    // Each overtake puts node 1 behind node 2 for a while: the next read to reach it comes after.
+    await clock.advance(OVERTAKEN_DEMOTES_MS)
   }
   t.same(seen.hedges, ['won', 'won', 'won'], `the burst of ${BURST} lets a quiet replica hedge them`)
   t.same(client.nodesUp, [false, true])
@@ -178,9 +202,11 @@ t.test('an answer between two overtakes resets the count', async (t) => {
       await answer
       await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === 2 * round + i + 1)
       a.resetCounts()
+      await clock.advance(OVERTAKEN_DEMOTES_MS)
     }
     a.clearFaults()
     await read(client)
+    t.equal(a.requests.length, 1, 'the answer came from node 1')
     a.resetCounts()
   }
   t.same(seen.hedges, ['won', 'won', 'won', 'won'])
@@ -418,9 +444,9 @@ t.test('the service: a node that hangs costs no client an error and none the cha
   }
   t.same(answers.map(([status]) => status), [200, 200, 200, 200, 200, 200], '0 client errors')
   t.ok(answers.every(([, took]) => took < 5000), `none waited for the 5 s chain timeout (${answers.map(([, took]) => Math.round(took)).join(', ')} ms)`)
-  t.same(service.chain.nodesUp, [false, true], 'overtaken three times in a row: skipped as down')
+  t.equal(a.count(NODE_INFO_PATH), 1, 'once overtaken, node 1 waits behind node 2: only the first request waited for a hedge')
   const metrics = await service.metrics?.scrape() as string
-  t.match(metrics, /edge_api_chain_hedges_total\{result="won"\} 3\n/)
+  t.match(metrics, /edge_api_chain_hedges_total\{result="won"\} 1\n/)
   const spans = await receiver.waitFor((s) => s.some((span) => span.attributes['edge_api.chain.hedge'] === true), 'a hedge span')
   const hedge = spans.find((span) => span.attributes['edge_api.chain.hedge'] === true)
   t.match(hedge, { kind: CLIENT, attributes: { 'edge_api.chain.node': 2, 'edge_api.chain.attempt': 2, 'edge_api.chain.outcome': 'ok' } }, 'the hedge: a client span of its own')

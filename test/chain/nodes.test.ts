@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ChainNodes, OVERTAKEN_IN_A_ROW, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
+import { ChainNodes, OVERTAKEN_DEMOTES_MS, OVERTAKEN_IN_A_ROW, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
@@ -97,6 +97,30 @@ t.test('a down node is probed after a growing interval, up to the cap, until it 
   t.same(lines.map((l) => l.msg), ['chain node down', 'chain node up'], 'failed probes add no line')
   t.equal(lines[1]?.downMs, 440)
   t.equal(clock.pending, 0, 'no probe once it is back')
+})
+
+t.test('pick: a node a hedge overtook comes after the others for OVERTAKEN_DEMOTES_MS, whatever their reads in flight', async (t) => {
+  const clock = new ManualClock()
+  const { nodes, a, b, c } = nodeSet(t, { clock })
+  nodes.overtaken(a)
+  t.equal(nodes.pick(), b, 'the next node first')
+  b.inFlight = 5
+  c.inFlight = 9
+  t.equal(nodes.pick(), b, 'before a node overtaken, however busy')
+  nodes.overtaken(b)
+  t.equal(nodes.pick(), c, 'the one not overtaken')
+  nodes.overtaken(c)
+  t.equal(nodes.pick(), a, 'all overtaken: fewest in flight, then order')
+  await clock.advance(OVERTAKEN_DEMOTES_MS / 2)
+  nodes.overtaken(b)
+  nodes.answered(b)
+  await clock.advance(OVERTAKEN_DEMOTES_MS / 2 - 1)
+  t.equal(nodes.pick(), a, 'still all behind')
+  await clock.advance(1)
+  t.same([a, b, c].map((n) => n.demotedUntil > clock.now()), [false, true, false], 'each for its own 10 s; an answer lifts nothing')
+  t.equal(nodes.pick(new Set([a])), c, 'c before b, though b has fewer in flight')
+  nodes.failed(a, 'refused')
+  t.equal(nodes.pick(new Set([c])), b, 'a node overtaken before one that is down')
 })
 
 t.test('a node overtaken by hedges three times in a row is down; an answer in between resets the count', async (t) => {
