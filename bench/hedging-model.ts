@@ -101,10 +101,10 @@ function simulate (model: Model): { p99: number, hedged: number } {
   const read = (index: number): void => {
     const arrived = time.now()
     hedging.read()
-    const now = time.now()
-    const demoted = demotedUntil.map((until) => model.demote && (until as number) > now)
-    const first = demoted[0] !== demoted[1] ? (demoted[0] === true ? 1 : 0) : (inFlight[0] as number) <= (inFlight[1] as number) ? 0 : 1
-    const sent = [time.now(), Number.NaN]
+    // As ChainNodes.pick: a node not demoted first, then fewer in flight, then node 1.
+    const [behind0, behind1] = demotedUntil.map((until) => model.demote && (until as number) > arrived)
+    const first = behind0 !== behind1 ? Number(behind0) : (inFlight[0] as number) <= (inFlight[1] as number) ? 0 : 1
+    const sent = [arrived, Number.NaN]
     let done = false
     const answer = (node: number): void => {
       if (done) return
