@@ -4,8 +4,8 @@ import { ChainSpanRecord, ServerSpanRecord, type SpanContext, type SpanRecord } 
 // An OTLP ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1/trace_service.proto
 // and trace/v1/trace.proto) written straight from our span records, in one pass: one
 // ResourceSpans, with a ScopeSpans for edge-api.server and one for edge-api.chain. What never
-// changes is encoded once: the resource, the scopes, the attribute keys, and the values of a
-// small set (methods, routes, path templates, outcomes). The SDK's OTLP transports send it
+// changes is encoded once: the resource, the scopes, the attribute keys, and each kind of
+// span's constant fields (ConstantBlocks), so a span costs its ids, times and an id or two. The SDK's OTLP transports send it
 // (exporter.ts): this is the serializer they take (ISerializer of @opentelemetry/otlp-transformer).
 // test/tracing/otlp-serializer.test.ts decodes it with the receiver's independent reader.
 
@@ -89,10 +89,10 @@ const boolAttribute = (key: Uint8Array): Uint8Array => encoded((w) => {
 })
 
 /**
- * A span's first fields, as every span has them: its trace, its id, the trace's tracestate,
- * its parent ('' for a root), its name (encoded with its tag), its kind and its times.
+ * The fields that differ from span to span, as every span has them: its trace, its id, the
+ * trace's tracestate, its parent ('' for a root) and its times.
  */
-function spanHead (w: ProtobufWriter, spanId: string, parentSpanId: string, name: Uint8Array, kind: number,
+function spanIdsAndTimes (w: ProtobufWriter, spanId: string, parentSpanId: string,
   times: { readonly startMs: number, readonly endMs: number }, context: SpanContext): void {
   w.byte(SPAN_TRACE_ID)
   w.hex(context.traceId)
@@ -106,9 +106,6 @@ function spanHead (w: ProtobufWriter, spanId: string, parentSpanId: string, name
     w.byte(SPAN_PARENT_SPAN_ID)
     w.hex(parentSpanId)
   }
-  w.raw(name)
-  w.byte(SPAN_KIND)
-  w.byte(kind)
   w.byte(SPAN_START)
   w.time(times.startMs)
   w.byte(SPAN_END)
@@ -131,38 +128,120 @@ const KEYS = {
 }
 const DRAINING = boolAttribute(keyField('edge_api.draining'))
 const HEDGE = boolAttribute(keyField('edge_api.chain.hedge'))
-const ERROR_STATUS = encoded((w) => {
+
+function errorStatus (w: ProtobufWriter): void {
   w.byte(SPAN_STATUS)
   w.byte(2)
   w.byte(STATUS_CODE)
   w.byte(STATUS_ERROR)
-})
+}
+
+/** A span's name (Span.name) and kind. */
+function nameAndKind (w: ProtobufWriter, name: string, kind: number): void {
+  w.byte(SPAN_NAME)
+  w.string(name)
+  w.byte(SPAN_KIND)
+  w.byte(kind)
+}
+
+/** How many constant blocks a serializer keeps (each ~150 bytes); past it, a block is encoded for its one span and not kept. */
+export const CONSTANT_BLOCKS = 4096
 
 /**
- * Encoded bytes of values from a small set (a method, a route, a template), made on first
- * use. Past `limit` values (a set larger than thought) each is encoded anew, never kept.
+ * The encoded fields a span shares with every span of its kind, by two strings and a number
+ * (a server span's method, route and answer; a chain span's template, outcome and attempt):
+ * encoded at a kind's first span, then copied whole. Protobuf takes a message's fields in any
+ * order, so a span is written as its own fields (ids, times, an attribute or two) followed by
+ * this block.
  */
-class Memo {
-  readonly #made = new Map<string, Uint8Array>()
-  readonly #encode: (value: string) => Uint8Array
+class ConstantBlocks {
+  readonly #blocks = new Map<string, Map<string, Map<number, Uint8Array>>>()
   readonly #limit: number
+  #size = 0
 
-  constructor (encode: (value: string) => Uint8Array, limit = 1000) {
-    this.#encode = encode
+  constructor (limit: number) {
     this.#limit = limit
   }
 
-  get (value: string): Uint8Array {
-    let bytes = this.#made.get(value)
-    if (bytes === undefined) {
-      bytes = this.#encode(value)
-      if (this.#made.size < this.#limit) this.#made.set(value, bytes)
-    }
-    return bytes
+  get<Span> (a: string, b: string, n: number, span: Span, encode: (w: ProtobufWriter, span: Span) => void): Uint8Array {
+    let byB = this.#blocks.get(a)
+    let byN = byB?.get(b)
+    let block = byN?.get(n)
+    if (block !== undefined) return block
+    block = encoded((w) => encode(w, span))
+    if (this.#size >= this.#limit) return block
+    if (byB === undefined) this.#blocks.set(a, byB = new Map())
+    if (byN === undefined) byB.set(b, byN = new Map())
+    byN.set(n, block)
+    this.#size++
+    return block
   }
 }
 
-const attributeOf = (key: Uint8Array) => new Memo((value) => encoded((w) => stringAttribute(w, key, value)))
+/** A server span's scheme, as a number for serverKind: Fastify's request.protocol is one of these two. */
+const SCHEMES: ReadonlyMap<string, number> = new Map([['http', 0], ['https', 1]])
+
+/**
+ * The number that, with its method and route, says which constant block a server span takes:
+ * its status (0 when the client left), its scheme, and four flags; undefined for a scheme
+ * other than http and https, whose block is not kept. The path goes in the block when it is
+ * the route itself (a route without parameters), else it is written per span.
+ */
+function serverKind (span: ServerSpanRecord): number | undefined {
+  const scheme = SCHEMES.get(span.scheme)
+  if (scheme === undefined) return undefined
+  const flags = (span.route === undefined ? 0 : 8) | (span.draining ? 4 : 0) | (span.context.parentSpanId === '' ? 0 : 2) | (span.path === span.route ? 1 : 0)
+  return ((span.statusCode ?? 0) * 2 + scheme) * 16 + flags
+}
+
+/** A server span's constant fields: name, kind, method, scheme, route, status, the drain, error, flags (and its path when it is the route). */
+function serverConstants (w: ProtobufWriter, span: ServerSpanRecord): void {
+  const { method, route, statusCode } = span
+  nameAndKind(w, route === undefined ? method : `${method} ${route}`, KIND_SERVER)
+  stringAttribute(w, KEYS.method, method)
+  if (span.path === route) stringAttribute(w, KEYS.path, span.path)
+  stringAttribute(w, KEYS.scheme, span.scheme)
+  if (route !== undefined) stringAttribute(w, KEYS.route, route)
+  if (span.draining) w.raw(DRAINING)
+  if (statusCode === undefined) {
+    // The semantic conventions' error.type for a request the client gave up on.
+    stringAttribute(w, KEYS.errorType, 'aborted')
+  } else {
+    intAttribute(w, KEYS.statusCode, statusCode)
+    // Server spans: 5xx is an error, 4xx is the client's (the conventions' rule).
+    if (statusCode >= 500) {
+      stringAttribute(w, KEYS.errorType, String(statusCode))
+      errorStatus(w)
+    }
+  }
+  w.raw(SPAN_FLAGS)
+  w.fixed32(span.context.parentSpanId === '' ? FLAGS_LOCAL_PARENT : FLAGS_REMOTE_PARENT)
+}
+
+/** The number that, with its template and outcome, says which constant block a chain span takes: node, attempt, hedge. */
+function chainKind (span: ChainSpanRecord): number {
+  return (span.node * 0x10000 + span.attempt) * 2 + (span.hedge ? 1 : 0)
+}
+
+/** A chain span's constant fields: name, kind, method, template, node, attempt, resends, hedge, outcome, error, flags. */
+function chainConstants (w: ProtobufWriter, span: ChainSpanRecord): void {
+  nameAndKind(w, `GET ${span.template}`, KIND_CLIENT)
+  stringAttribute(w, KEYS.method, 'GET')
+  stringAttribute(w, KEYS.template, span.template)
+  intAttribute(w, KEYS.node, span.node)
+  intAttribute(w, KEYS.attempt, span.attempt)
+  // The conventions' count of resends: attempts on other nodes after the first.
+  if (span.attempt > 1) intAttribute(w, KEYS.resendCount, span.attempt - 1)
+  // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
+  if (span.hedge) w.raw(HEDGE)
+  stringAttribute(w, KEYS.outcome, span.outcome)
+  if (span.outcome !== 'ok') {
+    stringAttribute(w, KEYS.errorType, span.outcome)
+    errorStatus(w)
+  }
+  w.raw(SPAN_FLAGS)
+  w.fixed32(FLAGS_LOCAL_PARENT)
+}
 
 export class OtlpTraceSerializer {
   readonly #writer = new ProtobufWriter()
@@ -171,20 +250,10 @@ export class OtlpTraceSerializer {
   /** ScopeSpans.scope of each scope, whole. */
   readonly #serverScope: Uint8Array
   readonly #chainScope: Uint8Array
-  readonly #methods = attributeOf(KEYS.method)
-  readonly #schemes = attributeOf(KEYS.scheme)
-  readonly #routes = attributeOf(KEYS.route)
-  readonly #templates = attributeOf(KEYS.template)
-  readonly #outcomes = attributeOf(KEYS.outcome)
-  readonly #errorTypes = attributeOf(KEYS.errorType)
-  /** Span names, by method then route ("GET /v1/status"; a 404's is its method alone), or by template ("GET /cosmos/…/{}"). */
-  readonly #serverNames = new Map<string, Memo>()
-  readonly #chainNames = new Memo((template) => encoded((w) => {
-    w.byte(SPAN_NAME)
-    w.string(`GET ${template}`)
-  }))
+  readonly #constants: ConstantBlocks
 
-  constructor (resource: Readonly<Record<string, string>>, scopeVersion: string) {
+  constructor (resource: Readonly<Record<string, string>>, scopeVersion: string, constantBlocks = CONSTANT_BLOCKS) {
+    this.#constants = new ConstantBlocks(constantBlocks)
     this.#resource = encoded((w) => {
       w.byte(RESOURCE_SPANS_RESOURCE)
       const message = w.begin(2)
@@ -239,45 +308,15 @@ export class OtlpTraceSerializer {
     return {}
   }
 
-  /** Span.name of a server span: its method and route (no string made per span). */
-  #serverName (method: string, route: string | undefined): Uint8Array {
-    let byRoute = this.#serverNames.get(method)
-    if (byRoute === undefined) {
-      byRoute = new Memo((path) => encoded((w) => {
-        w.byte(SPAN_NAME)
-        w.string(path === '' ? method : `${method} ${path}`)
-      }))
-      // Node's parser knows some 30 methods: a bounded set.
-      this.#serverNames.set(method, byRoute)
-    }
-    return byRoute.get(route ?? '')
-  }
-
   #server (w: ProtobufWriter, span: ServerSpanRecord): void {
     const { context } = span
     w.byte(SCOPE_SPANS_SPANS)
     const message = w.begin(2)
-    spanHead(w, context.spanId, context.parentSpanId, this.#serverName(span.method, span.route), KIND_SERVER, span, context)
-    w.raw(this.#methods.get(span.method))
-    stringAttribute(w, KEYS.path, span.path)
-    w.raw(this.#schemes.get(span.scheme))
+    spanIdsAndTimes(w, context.spanId, context.parentSpanId, span, context)
+    if (span.path !== span.route) stringAttribute(w, KEYS.path, span.path)
     stringAttribute(w, KEYS.requestId, span.requestId)
-    if (span.route !== undefined) w.raw(this.#routes.get(span.route))
-    if (span.draining) w.raw(DRAINING)
-    const { statusCode } = span
-    if (statusCode === undefined) {
-      // The semantic conventions' error.type for a request the client gave up on.
-      w.raw(this.#errorTypes.get('aborted'))
-    } else {
-      intAttribute(w, KEYS.statusCode, statusCode)
-      // Server spans: 5xx is an error, 4xx is the client's (the conventions' rule).
-      if (statusCode >= 500) {
-        w.raw(this.#errorTypes.get(String(statusCode)))
-        w.raw(ERROR_STATUS)
-      }
-    }
-    w.raw(SPAN_FLAGS)
-    w.fixed32(context.parentSpanId === '' ? FLAGS_LOCAL_PARENT : FLAGS_REMOTE_PARENT)
+    const kind = serverKind(span)
+    w.raw(kind === undefined ? encoded((block) => serverConstants(block, span)) : this.#constants.get(span.method, span.route ?? '', kind, span, serverConstants))
     w.end(message, 2)
   }
 
@@ -285,22 +324,8 @@ export class OtlpTraceSerializer {
     const { context } = span
     w.byte(SCOPE_SPANS_SPANS)
     const message = w.begin(2)
-    spanHead(w, span.spanId, context.spanId, this.#chainNames.get(span.template), KIND_CLIENT, span, context)
-    w.raw(this.#methods.get('GET'))
-    w.raw(this.#templates.get(span.template))
-    intAttribute(w, KEYS.node, span.node)
-    intAttribute(w, KEYS.attempt, span.attempt)
-    // The conventions' count of resends: attempts on other nodes after the first.
-    if (span.attempt > 1) intAttribute(w, KEYS.resendCount, span.attempt - 1)
-    // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
-    if (span.hedge) w.raw(HEDGE)
-    w.raw(this.#outcomes.get(span.outcome))
-    if (span.outcome !== 'ok') {
-      w.raw(this.#errorTypes.get(span.outcome))
-      w.raw(ERROR_STATUS)
-    }
-    w.raw(SPAN_FLAGS)
-    w.fixed32(FLAGS_LOCAL_PARENT)
+    spanIdsAndTimes(w, span.spanId, context.spanId, span, context)
+    w.raw(this.#constants.get(span.template, span.outcome, chainKind(span), span, chainConstants))
     w.end(message, 2)
   }
 }

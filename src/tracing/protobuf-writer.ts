@@ -172,9 +172,14 @@ export class ProtobufWriter {
     this.#buffer[at] = value
   }
 
-  /** A copy of what was written (the exporter may send it again later, while this writer is reused), and a fresh start. */
+  /**
+   * What was written, and a fresh start in a new buffer of the same size: the exporter may
+   * send the bytes again later (a retry) while this writer goes on, and a new buffer costs
+   * less than a copy (it is not zeroed).
+   */
   take (): Uint8Array {
-    const bytes = Buffer.from(this.#buffer.subarray(0, this.pos))
+    const bytes = this.#buffer.subarray(0, this.pos)
+    this.#buffer = Buffer.allocUnsafe(this.#buffer.length)
     this.pos = 0
     return bytes
   }

@@ -76,3 +76,48 @@ t.test('a root span, a 5xx, an aborted request, the drain, a 404; non-ASCII and 
   t.same(decoded.map((s) => s.attributes['url.path']), many.map((s) => s.path), 'in order, each its own')
   t.equal(serializer.serializeRequest([]), undefined, 'nothing to send for no spans')
 })
+
+t.test('constant blocks: each kind of span its own, the same kind the same; past the bound and for an unknown scheme, encoded for the span alone', async (t) => {
+  const root = new SpanContext(TRACE, SERVER_SPAN, '', '', true)
+  const child = new SpanContext(TRACE, SERVER_SPAN, CALLER, '', true)
+  // One block kept: every later kind is encoded anew, and must come out the same as a kept one.
+  const small = new OtlpTraceSerializer({ 'service.name': 'edge-api' }, '1.2.3', 1)
+  const kinds = [
+    new ServerSpanRecord(root, 'GET', '/v1/status', '/v1/status', 'http', 'a', 1, 2, 200, false),
+    new ServerSpanRecord(root, 'GET', '/v1/status', '/v1/status', 'http', 'b', 1, 2, 304, false),
+    new ServerSpanRecord(child, 'GET', '/v1/status', '/v1/status', 'http', 'c', 1, 2, 200, false),
+    new ServerSpanRecord(root, 'HEAD', '/v1/status', '/v1/status', 'http', 'd', 1, 2, 200, true),
+    new ServerSpanRecord(root, 'GET', '/v1/epochs/:epoch', '/v1/epochs/7', 'https', 'e', 1, 2, 200, false),
+    new ServerSpanRecord(root, 'GET', undefined, '/nowhere', 'http', 'f', 1, 2, 404, false),
+    // Not a scheme Fastify reports; its block is not kept, and not mistaken for http's.
+    new ServerSpanRecord(root, 'GET', '/v1/status', '/v1/status', 'constructor', 'g', 1, 2, 200, false)
+  ]
+  for (const each of [serializer, small]) {
+    // Twice: the second pass reads what the first kept.
+    for (let pass = 0; pass < 2; pass++) {
+      const decoded = decodeExportRequest(each.serializeRequest(kinds)!)
+      t.same(decoded.map((s) => [s.name, s.attributes['http.request.method'], s.attributes['url.path'], s.attributes['url.scheme'], s.attributes['http.route'],
+        s.attributes['http.response.status_code'], s.attributes['edge_api.draining'] ?? false, s.attributes['edge_api.request_id'], s.parentSpanId, s.flags]), [
+        ['GET /v1/status', 'GET', '/v1/status', 'http', '/v1/status', 200, false, 'a', '', 0x101],
+        ['GET /v1/status', 'GET', '/v1/status', 'http', '/v1/status', 304, false, 'b', '', 0x101],
+        ['GET /v1/status', 'GET', '/v1/status', 'http', '/v1/status', 200, false, 'c', CALLER, 0x301],
+        ['HEAD /v1/status', 'HEAD', '/v1/status', 'http', '/v1/status', 200, true, 'd', '', 0x101],
+        ['GET /v1/epochs/:epoch', 'GET', '/v1/epochs/7', 'https', '/v1/epochs/:epoch', 200, false, 'e', '', 0x101],
+        ['GET', 'GET', '/nowhere', 'http', undefined, 404, false, 'f', '', 0x101],
+        ['GET /v1/status', 'GET', '/v1/status', 'constructor', '/v1/status', 200, false, 'g', '', 0x101]
+      ], `pass ${pass + 1}`)
+    }
+  }
+  const chainKinds = [1, 2].flatMap((node) => (['ok', 'timeout'] as const).map((outcome) => {
+    const span = new ChainSpanRecord(root, '2222222222222222', '/cosmos/base/tendermint/v1beta1/blocks/{}', node, node, node === 2, 1)
+    span.endMs = 2
+    span.outcome = outcome
+    return span
+  }))
+  for (let pass = 0; pass < 2; pass++) {
+    t.same(decodeExportRequest(small.serializeRequest(chainKinds)!).map((s) => [s.attributes['edge_api.chain.node'], s.attributes['edge_api.chain.attempt'],
+      s.attributes['edge_api.chain.hedge'] ?? false, s.attributes['edge_api.chain.outcome'], s.statusCode]), [
+      [1, 1, false, 'ok', 0], [1, 1, false, 'timeout', 2], [2, 2, true, 'ok', 0], [2, 2, true, 'timeout', 2]
+    ])
+  }
+})

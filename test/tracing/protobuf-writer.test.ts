@@ -63,7 +63,7 @@ t.test('ids as the bytes their hex spells; times as fixed64 nanoseconds since th
   t.equal(BigInt(reader.fixed64()), origin, 'performance.now() 0 is performance.timeOrigin, to the nanosecond')
 })
 
-t.test('take() hands over a copy and starts again: the writer is reused while an export may still be resent', async (t) => {
+t.test('take() hands over what was written and starts again in a buffer of its own: the writer is reused while an export may still be resent', async (t) => {
   const w = new ProtobufWriter()
   w.string('first')
   const first = w.take()
