@@ -5,8 +5,9 @@ import { ChainSpanRecord, ServerSpanRecord, type SpanContext, type SpanRecord } 
 // and trace/v1/trace.proto) written straight from our span records, in one pass: one
 // ResourceSpans, with a ScopeSpans for edge-api.server and one for edge-api.chain. What never
 // changes is encoded once: the resource, the scopes, the attribute keys, and each kind of
-// span's constant fields (ConstantBlocks), so a span costs its ids, times and an id or two. The SDK's OTLP transports send it
-// (exporter.ts): this is the serializer they take (ISerializer of @opentelemetry/otlp-transformer).
+// span's constant fields (ConstantBlocks), so a span costs its ids, times and an id or two.
+// The SDK's OTLP transports send it (exporter.ts): this is the serializer they take
+// (ISerializer of @opentelemetry/otlp-transformer).
 // test/tracing/otlp-serializer.test.ts decodes it with the receiver's independent reader.
 
 // Field tags, by message.
@@ -163,13 +164,14 @@ class ConstantBlocks {
     this.#limit = limit
   }
 
-  get<Span> (a: string, b: string, n: number, span: Span, encode: (w: ProtobufWriter, span: Span) => void): Uint8Array {
+  /** The block of `span`'s kind; `n` undefined for a kind that is never kept (encoded for its one span, as past the bound). */
+  get<Span> (a: string, b: string, n: number | undefined, span: Span, encode: (w: ProtobufWriter, span: Span) => void): Uint8Array {
     let byB = this.#blocks.get(a)
     let byN = byB?.get(b)
-    let block = byN?.get(n)
+    let block = n === undefined ? undefined : byN?.get(n)
     if (block !== undefined) return block
     block = encoded((w) => encode(w, span))
-    if (this.#size >= this.#limit) return block
+    if (n === undefined || this.#size >= this.#limit) return block
     if (byB === undefined) this.#blocks.set(a, byB = new Map())
     if (byN === undefined) byB.set(b, byN = new Map())
     byN.set(n, block)
@@ -315,8 +317,7 @@ export class OtlpTraceSerializer {
     spanIdsAndTimes(w, context.spanId, context.parentSpanId, span, context)
     if (span.path !== span.route) stringAttribute(w, KEYS.path, span.path)
     stringAttribute(w, KEYS.requestId, span.requestId)
-    const kind = serverKind(span)
-    w.raw(kind === undefined ? encoded((block) => serverConstants(block, span)) : this.#constants.get(span.method, span.route ?? '', kind, span, serverConstants))
+    w.raw(this.#constants.get(span.method, span.route ?? '', serverKind(span), span, serverConstants))
     w.end(message, 2)
   }
 
