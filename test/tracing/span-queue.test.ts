@@ -4,6 +4,7 @@ import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { OtlpReceiver, type ReceiverMode } from '../fixtures/otlp-receiver.js'
 import { sampleValue } from '../fixtures/prometheus.js'
 import { startTracedService } from '../fixtures/traced-service.js'
+import { until } from '../fixtures/wait.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
 t.setTimeout(180_000)
@@ -50,7 +51,10 @@ for (const mode of ['refused', 'unavailable', 'hang'] as const) {
 
     const dropped = async (reason: string): Promise<number> => sampleValue(await service.metrics!.scrape(), 'edge_api_trace_spans_dropped_total', { reason }) ?? 0
     // A collector that never answers holds the one export in flight: the queue fills. One that
-    // fails fast empties it batch by batch: the batches are lost instead.
+    // fails fast empties it batch by batch: the batches are lost instead, each counted when the
+    // exporter gives up on it (its 300 ms timeout), which may come after the last answer.
+    const reason = mode === 'hang' ? 'queue_full' : 'export_failed'
+    await until(async () => await dropped(reason) > 0, `spans counted lost as ${reason}`)
     if (mode === 'hang') t.ok(await dropped('queue_full') > 0, `${await dropped('queue_full')} spans dropped because the queue was full`)
     else t.ok(await dropped('export_failed') > 0, `${await dropped('export_failed')} spans lost in failed exports`)
     const lines = log.lines.filter((l) => l.msg === 'trace spans dropped')
