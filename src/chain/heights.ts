@@ -97,6 +97,11 @@ export class ChainHeads {
     return this.#served
   }
 
+  /** Blocks a node may lag the best head and still take latest-state reads (EDGE_API_MAX_NODE_LAG). */
+  get maxLag (): number {
+    return this.#maxLag
+  }
+
   /** Node `node`'s head as last seen (0: unknown). */
   head (node: number): number {
     return this.#heads[node] as number
@@ -151,6 +156,16 @@ export class ChainHeads {
     // The age counts from when this read started: waiting for the poll does not age it.
     if (startedAt - this.#confirmedAt > this.#maxAgeMs || this.best === 0) throw new ChainUnavailableError('no chain node told its latest height')
     return this.serve(this.best)
+  }
+
+  /**
+   * Asks the nodes for their heads now (joining a poll in flight); true when a node told its
+   * head in it. A client's minimum height waits on it (src/cache/min-height.ts).
+   */
+  async poll (trace?: ChainTrace): Promise<boolean> {
+    const before = this.#confirmedAt
+    await this.#refresh(trace)
+    return this.#confirmedAt > before
   }
 
   #refresh (trace: ChainTrace | undefined): Promise<void> {
