@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifySchema } from 'fastify'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ChainClient, ChainReader, ChainTrace } from '../chain/client.js'
 import { badRequest, MinHeightUnavailableError } from '../errors.js'
+import { routeClass } from './route-classes.js'
 
 // The client-echoed minimum height (docs/heights-and-cache.md §7): a client that sends back
 // the X-Block-Height it last received never gets an older answer, whichever replica, router
@@ -45,6 +47,20 @@ export function minimumHeight (headers: IncomingHttpHeaders): number | undefined
     throw badRequest('X-Min-Block-Height must be a block height: a positive integer of at most 16 digits, below 2^53 (the X-Block-Height of an earlier answer)')
   }
   return height
+}
+
+/**
+ * @fastify/swagger's transform: the latest-state routes' operations document the header (in
+ * /openapi.json only: the schema Fastify validates with is unchanged, minimumHeight checks it).
+ */
+export function documentMinHeight ({ schema, url, route }: { schema: FastifySchema, url: string, route: { method: string | string[] } }): { schema: FastifySchema, url: string } {
+  if (routeClass([route.method].flat()[0] as string, url) !== 'latest') return { schema, url }
+  const header = {
+    type: 'string',
+    pattern: HEIGHT.source,
+    description: 'The lowest block height the answer may be read at: the X-Block-Height of an earlier answer. Below it this replica waits up to 2 s for its chain nodes, then answers 503 with Retry-After; far above every node\'s head, 400.'
+  }
+  return { schema: { ...schema, headers: { type: 'object', properties: { [MIN_HEIGHT_HEADER]: header } } }, url }
 }
 
 interface Waiter {

@@ -193,3 +193,12 @@ t.test('routes that are not latest-state ignore the header, malformed or not', a
     t.equal(res.headers.vary, undefined, `${url}: no Vary`)
   }
 })
+
+t.test('/openapi.json documents the header on the latest-state routes only', async (t) => {
+  const { app } = await buildTestApp(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  const header = (path: string): unknown => (doc.paths[path].get.parameters as Array<{ in: string, name: string }> | undefined)?.find((p) => p.in === 'header' && p.name === MIN_HEIGHT_HEADER)
+  for (const path of ['/v1/epochs/{epoch}', '/v1/participants', '/v1/bridge/addresses']) t.match(header(path), { required: false, schema: { type: 'string', pattern: '^[1-9]\\d{0,15}$' } }, path)
+  for (const path of ['/v1/status', '/v1/versions', '/v1/debug/verify/{height}']) t.equal(header(path), undefined, path)
+  t.equal(doc.paths['/healthz'].get.parameters, undefined, 'the probes are left alone')
+})
