@@ -21,7 +21,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
-import { Load, type OpenLoopResult } from '../lib/load.js'
+import { Load, notOk, okAnswers, type OpenLoopResult } from '../lib/load.js'
 import { freePort } from '../lib/ports.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { cpuMs, startMain, type MainProcess } from '../lib/servers.js'
@@ -131,7 +131,7 @@ export async function sharedTier (ctx: Context): Promise<SuiteResult> {
       const chain = { local: med('local', n, (x) => x.epochInfoPerBlock), shared: med('shared', n, (x) => x.epochInfoPerBlock) }
       const polls = { local: med('local', n, (x) => x.headPollsPerBlock), shared: med('shared', n, (x) => x.headPollsPerBlock) }
       const p99 = { local: med('local', n, (x) => x.result.p99), shared: med('shared', n, (x) => x.result.p99) }
-      const notOk = { local: med('local', n, (x) => failed(x.result)), shared: med('shared', n, (x) => failed(x.result)) }
+      const failed = { local: med('local', n, (x) => notOk(x.result)), shared: med('shared', n, (x) => notOk(x.result)) }
       const statuses = (side: Side): string => [...new Set((runs.get(`${side} ${n}`) ?? []).flatMap((x) => Object.keys(x.result.statusCodes)))].join('/')
       rows.push({
         item: '15',
@@ -142,7 +142,7 @@ export async function sharedTier (ctx: Context): Promise<SuiteResult> {
       }, {
         item: '15',
         what: 'the same runs, the clients\' p99 (from when each request was due) without \\| with the shared tier; not 2xx or unanswered (median), and the statuses seen',
-        value: `${ms(p99.local)} \\| ${ms(p99.shared)}; ${round(notOk.local * 100, 2)}% \\| ${round(notOk.shared * 100, 2)}%; ${statuses('local')} \\| ${statuses('shared')}`,
+        value: `${ms(p99.local)} \\| ${ms(p99.shared)}; ${round(failed.local * 100, 2)}% \\| ${round(failed.shared * 100, 2)}%; ${statuses('local')} \\| ${statuses('shared')}`,
         goal: 'reported',
         met: null
       })
@@ -164,8 +164,8 @@ export async function sharedTier (ctx: Context): Promise<SuiteResult> {
       const cpuBefore = { local: await cpuMs(local.pid), shared: await cpuMs(shared.pid) }
       const [l, s] = await Promise.all([a.open({ ...options, origin: local.url, durationS: hitS }), b.open({ ...options, origin: shared.url, durationS: hitS })])
       // The replica's CPU time per 2xx answer, µs: what a hit costs it, whatever the machine's load.
-      cpuPerHit.local.push((await cpuMs(local.pid) - cpuBefore.local) * 1000 / Math.max(1, answeredOk(l)))
-      cpuPerHit.shared.push((await cpuMs(shared.pid) - cpuBefore.shared) * 1000 / Math.max(1, answeredOk(s)))
+      cpuPerHit.local.push((await cpuMs(local.pid) - cpuBefore.local) * 1000 / Math.max(1, okAnswers(l)))
+      cpuPerHit.shared.push((await cpuMs(shared.pid) - cpuBefore.shared) * 1000 / Math.max(1, okAnswers(s)))
       hits.push({ local: l, shared: s })
     }
     const hitRatios = hits.map((h) => h.shared.p99 / h.local.p99)
@@ -207,16 +207,6 @@ export async function sharedTier (ctx: Context): Promise<SuiteResult> {
     await rm(dir, { recursive: true, force: true })
   }
   return { name: 'shared-tier', rows, raw, seconds: (performance.now() - started) / 1000 }
-}
-
-function failed (r: OpenLoopResult): number {
-  return 1 - answeredOk(r) / Math.max(1, r.scheduled)
-}
-
-function answeredOk (r: OpenLoopResult): number {
-  let ok = 0
-  for (const [code, count] of Object.entries(r.statusCodes)) if (code.startsWith('2')) ok += count
-  return ok
 }
 
 /** Each hot route's X-Cache, read once. */

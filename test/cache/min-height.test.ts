@@ -1,7 +1,6 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
 import { MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
 
@@ -9,16 +8,6 @@ import { MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_WAIT_MS, minimum
 // src/cache/min-height.ts. test/e2e/min-height.test.ts runs it over sockets on dist/main.js.
 
 const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
-
-async function nodes (t: Test, lags: number[]): Promise<{ clock: BlockClock, sims: ChainSimulator[] }> {
-  const clock = new BlockClock()
-  const sims = await Promise.all(lags.map(async (lag) => startChainSimulator(0, { clock, lag })))
-  t.teardown(async () => {
-    clock.stop()
-    await Promise.all(sims.map(async (sim) => sim.close()))
-  })
-  return { clock, sims }
-}
 
 const withMin = (minimum: number | string, headers: Record<string, string> = {}): { headers: Record<string, string> } =>
   ({ headers: { [MIN_HEIGHT_HEADER]: String(minimum), ...headers } })
