@@ -93,7 +93,9 @@ export class MinHeights {
    */
   async reader (minimum: number, trace: ChainTrace | undefined): Promise<ChainReader> {
     const latest = await this.#chain.latest(trace)
-    // latest() always pins (were it not to, `undefined >= minimum` is false: the read waits for a head).
+    // Unpinned while no node tells its height (issue 33): `undefined >= minimum` is false, and
+    // the read waits for a poll to confirm a head at the minimum; a height nobody can tell
+    // cannot be promised (503).
     if ((latest.height as number) >= minimum) return latest
     await this.#reach(minimum)
     const heads = this.#chain.heads

@@ -173,6 +173,18 @@ t.test('nodes that tell no head while a read waits: 503 at the bound, never the 
   await sim!.restore()
 })
 
+t.test('a node that tells no height (latest-state reads go unpinned): a minimum cannot be promised, 503; without it, 200', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  sim!.tellsHeight = false
+  sim!.fail(LATEST_BLOCK_PATH, 12, 'Not Implemented', 501)
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200, 'read unpinned, as the Go service read')
+  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(5) })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '1')
+  t.match(res.json().message, /^no chain node of this replica has reached block 5 \(X-Min-Block-Height\)/)
+})
+
 t.test('routes that are not latest-state ignore the header, malformed or not', async (t) => {
   const { sims: [sim] } = await nodes(t, [0])
   const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
