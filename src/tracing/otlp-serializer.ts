@@ -267,7 +267,7 @@ export class OtlpTraceSerializer {
     this.#chainScope = scope('edge-api.chain')
   }
 
-  /** The export request of `spans`; undefined for none (the delegate sends nothing then). */
+  /** The export request of `spans`; undefined for none (nothing is sent then). */
   serializeRequest (spans: readonly SpanRecord[]): Uint8Array | undefined {
     if (spans.length === 0) return undefined
     const w = this.#writer
@@ -289,14 +289,6 @@ export class OtlpTraceSerializer {
     }
     w.join()
     return w.finish()
-  }
-
-  /**
-   * The collector's answer. Its one field, partial_success, would only be logged by the SDK's
-   * delegate through its diag logger, which edge-api does not install: nothing to read.
-   */
-  deserializeResponse (_data: Uint8Array): object {
-    return {}
   }
 
   #server (w: BinaryWriter, span: ServerSpanRecord): void {
