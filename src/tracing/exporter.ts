@@ -92,19 +92,18 @@ const RETRY = { firstMs: 1000, factor: 1.5, maxMs: 5000, attempts: 5 }
  */
 export async function sendWithRetries (transport: OtlpTransport, body: Uint8Array, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs
-  let waitMs = RETRY.firstMs
-  for (let attempt = 1; ; attempt++) {
+  const attempt = async (n: number, waitMs: number): Promise<void> => {
     try {
       await transport.send(body, Math.max(1, Math.ceil(deadline - performance.now())))
-      return
     } catch (error) {
       // Both transports reject with an ExportError only.
       const jittered = waitMs * (0.8 + Math.random() * 0.4)
-      if (!(error as ExportError).retryable || attempt >= RETRY.attempts || performance.now() + jittered >= deadline) throw error
+      if (!(error as ExportError).retryable || n >= RETRY.attempts || performance.now() + jittered >= deadline) throw error
       await sleep(jittered, undefined, { ref: false })
-      waitMs = Math.min(waitMs * RETRY.factor, RETRY.maxMs)
+      await attempt(n + 1, Math.min(waitMs * RETRY.factor, RETRY.maxMs))
     }
   }
+  await attempt(1, RETRY.firstMs)
 }
 
 /**

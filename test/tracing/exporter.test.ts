@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createExporter, ExportError, sendWithRetries } from '../../src/tracing/exporter.js'
+import { createExporter, ExportError, grpcTransport, sendWithRetries } from '../../src/tracing/exporter.js'
 import { readTracingSettings } from '../../src/tracing/settings.js'
 import { ServerSpanRecord, SpanContext } from '../../src/tracing/span-records.js'
 import { OtlpReceiver } from '../fixtures/otlp-receiver.js'
@@ -58,4 +58,14 @@ t.test('a failure that is not transient is not tried again', async (t) => {
   }
   await t.rejects(sendWithRetries(transport, new Uint8Array(1), 60_000), { message: 'OTLP/HTTP export answered 400' })
   t.equal(attempts, 1)
+})
+
+t.test('an https:// gRPC endpoint is reached over TLS: a plaintext receiver there gets no export', async (t) => {
+  const receiver = await OtlpReceiver.grpc()
+  t.teardown(() => receiver.close())
+  const settings = readTracingSettings({ EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: receiver.url.replace(/^http:/, 'https:') }, [])!
+  const transport = await grpcTransport(settings, 'edge-api/test')
+  t.teardown(() => transport.close())
+  await t.rejects(transport.send(new Uint8Array(0), 2000), { retryable: true, message: /OTLP\/gRPC export failed/ }, 'the TLS handshake fails: transient, as any connection failure')
+  t.equal(receiver.headers.length, 0, 'nothing reached the receiver in plaintext')
 })
