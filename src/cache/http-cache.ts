@@ -57,8 +57,10 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
   app.decorateRequest('chain', null as unknown as ChainReader)
   // Each route gets the hooks of its class, bound to it when it is added: a request pays only
   // for what its route needs, and no hook asks Fastify for the route's options (a getter that
-  // builds an object on each read). Ahead of the route's own hooks, as the scope's hooks were:
-  // Fastify's HEAD route ends its onSend with the body dropped.
+  // builds an object on each read). Ahead of the route's own onSend and onResponse hooks, as
+  // the scope's hooks were: Fastify's HEAD route ends its onSend with the body dropped. After
+  // the route's own preHandlers: they check the input the schema cannot (a range, an epoch 0),
+  // so a bad input is answered before the pin asks the chain anything (issue 33).
   app.addHook('onRoute', (route) => {
     let answerClass: RouteClass | undefined
     for (const method of [route.method].flat()) {
@@ -66,7 +68,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (answerClass === undefined) throw new Error(`${method} ${route.url} has no class in ROUTE_CLASSES (src/cache/route-classes.ts)`)
     }
     if (answerClass === 'latest' || answerClass === 'fixed') {
-      route.preHandler = [cachedRead(answerClass, route.url), ...[route.preHandler ?? []].flat()]
+      route.preHandler = [...[route.preHandler ?? []].flat(), cachedRead(answerClass, route.url)]
       route.onSend = [builtAnswer, ...[route.onSend ?? []].flat()]
       route.onResponse = [released, ...[route.onResponse ?? []].flat()]
       return

@@ -56,8 +56,10 @@ export const HEIGHTS_KNOWN = 'chain heights known again; latest-state reads pinn
  * Each node's head as this replica knows it, and the height latest-state answers are served
  * at. Heads come from the answers' own heights and from a single-flight poll of every node's
  * latest block whenever the newest confirmation is older than maxAgeMs (half of it: in the
- * background, so a busy replica's reads never wait for it). The served height is the best
- * head, never lower than one served before: a replica never goes backwards.
+ * background, so a busy replica's reads never wait for it). A confirmation is an answer at
+ * the node's latest height at or above the best head: a node 1000 blocks behind confirms
+ * nothing (issue 33). The served height is the best head, never lower than one served
+ * before: a replica never goes backwards.
  *
  * Heights fail safe (issue 33): when a poll that reads waited for (two rounds) confirms no
  * head, because no node tells its height (a path-filtering proxy, an older gateway) or its
@@ -92,10 +94,10 @@ export class ChainHeads {
 
   /**
    * A node answered at `height`. `latest`: it was asked for its latest height (an unpinned
-   * query, the poll), so the best head is known as of now.
+   * query, the poll): at or above the best head, that confirms the best head as of now.
    */
   observe (node: number, height: number, latest: boolean): void {
-    if (latest) this.#confirmedAt = performance.now()
+    if (latest && height >= this.best) this.#confirmedAt = performance.now()
     if (height > (this.#heads[node] as number)) this.#heads[node] = height
   }
 

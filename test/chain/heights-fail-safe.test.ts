@@ -7,7 +7,7 @@ import { until } from '../fixtures/wait.js'
 
 // Issue 33, over a real socket against node dist/main.js: heights that fail safe. A node
 // that tells no height, or whose head poll hangs, is read unpinned instead of failing every
-// latest-state read.
+// latest-state read; a head is fresh only when an answer at or above it confirms it.
 
 t.setTimeout(120_000)
 
@@ -103,6 +103,51 @@ t.test('a node that tells no height and whose blocks/latest hangs: the four read
   const { origin } = await serve(t, [sim!])
   const answers = await fourReadsServed(t, origin)
   t.same(answers.map((a) => a.headers.get('x-block-height')), answers.map(() => null), 'no X-Block-Height')
+})
+
+t.test('the stale head: the preferred node 1000 blocks behind answers /v1/versions all the time; the served height follows the chain within EDGE_API_HEAD_MAX_AGE plus one poll', async (t) => {
+  const { clock, sims } = await nodes(t, [1000, 0])
+  const { origin } = await serve(t, sims, { EDGE_API_HEAD_MAX_AGE: '1s' })
+  const maxAgeMs = 1000
+  // One poll's budget (HEAD_POLL_TIMEOUT_MS; written out, so that this runs against the landed code too).
+  const pollMs = 500
+  t.equal((await timedGet(`${origin}/v1/epochs/latest`)).status, 200, 'warmed up')
+  // When the chain reached each height.
+  const reached = new Map<number, number>([[clock.height, performance.now()]])
+  const timer = setInterval(() => {
+    clock.advance()
+    reached.set(clock.height, performance.now())
+  }, 100)
+  t.teardown(() => { clearInterval(timer) })
+  const runUntil = performance.now() + 5000
+  let versions = 0
+  const versionTraffic = (async () => {
+    while (performance.now() < runUntil) {
+      if ((await timedGet(`${origin}/v1/versions`)).status === 200) versions++
+    }
+  })()
+  let worstMs = 0
+  let reads = 0
+  let first = 0
+  let last = 0
+  while (performance.now() < runUntil) {
+    const started = performance.now()
+    const answer = await timedGet(`${origin}/v1/epochs/latest`)
+    t.equal(answer.status, 200)
+    const height = Number(answer.headers.get('x-block-height'))
+    first ||= height
+    last = height
+    reads++
+    // How long before this read started the chain had already moved past its height.
+    const passedAt = reached.get(height + 1)
+    if (passedAt !== undefined && passedAt < started) worstMs = Math.max(worstMs, started - passedAt)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await versionTraffic
+  clearInterval(timer)
+  t.ok(versions > 5, `${versions} /v1/versions answered meanwhile`)
+  t.ok(last > first, `the served height moved ${last - first} blocks in 5 s (${reads} reads), the chain ${clock.height - first}`)
+  t.ok(worstMs <= maxAgeMs + pollMs, `the served height was behind the chain by at most ${worstMs.toFixed(0)} ms (bound: ${maxAgeMs + pollMs} ms)`)
 })
 
 t.test('ready stays honest: with every node refusing, /readyz 503 and the reads 503', async (t) => {

@@ -236,6 +236,27 @@ t.test('a node whose blocks/latest hangs: the head poll gives up after its own b
   t.ok(performance.now() - next < HEAD_POLL_TIMEOUT_MS, 'the next read waits for no poll')
 })
 
+t.test('a head is fresh only when an answer at or above the best head confirms it: a node 1000 blocks behind confirms nothing', async (t) => {
+  const polls: number[] = []
+  const heads = new ChainHeads({
+    nodeCount: 2,
+    maxLag: 2,
+    maxAgeMs: 30,
+    log: undefined,
+    urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+    poll: async () => { polls.push(performance.now()) }
+  })
+  heads.observe(1, 2000, true)
+  t.equal(heads.fresh(), 2000)
+  await new Promise((resolve) => setTimeout(resolve, 40))
+  heads.observe(0, 1000, true)
+  t.equal(heads.fresh(), undefined, 'the lagging node\'s latest answer left the best head stale')
+  heads.observe(1, 2000, false)
+  t.equal(heads.fresh(), undefined, 'a pinned answer confirms nothing either')
+  heads.observe(1, 2000, true)
+  t.equal(heads.fresh(), 2000, 'the best node\'s latest answer at the same head confirms it')
+})
+
 t.test('ChainHeads without a log still judges lag (nothing is written)', async (t) => {
   const heads = new ChainHeads({
     nodeCount: 2,
