@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { ChainClient, ChainReader } from '../chain/client.js'
 import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
 import { withFixedReads } from './fixed-reads.js'
+import { MIN_HEIGHT_HEADER, MinHeights, minimumHeight } from './min-height.js'
 import { routeClass, type RouteClass } from './route-classes.js'
 
 declare module 'fastify' {
@@ -51,6 +52,7 @@ const pending = new WeakMap<FastifyRequest, Pending>()
 export async function answerCaching (app: FastifyInstance, { chain, cache }: AnswerCachingOptions): Promise<void> {
   const building = new Map<string, Promise<CachedAnswer | undefined>>()
   const observer = cache?.observer
+  const minHeights = new MinHeights(chain)
 
   app.decorateRequest('chain', null as unknown as ChainReader)
   // Each route gets the hooks of its class, bound to it when it is added: a request pays only
@@ -92,7 +94,14 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       const base = answerKey(request, route)
       const trace = request.otelTrace ?? undefined
       if (answerClass === 'latest') {
-        request.chain = cache === undefined ? await chain.reader(trace) : withFixedReads(await chain.latest(trace), cache)
+        // The answer chosen depends on the header, its errors too: an HTTP cache keys them by it (RFC 9110 §12.5.5).
+        reply.header('vary', MIN_HEIGHT_HEADER)
+        // The client's minimum height (src/cache/min-height.ts): a malformed one is a 400 before
+        // any chain request. With one, the height is known before the first read even with one
+        // node and no cache, so a hit, a 304 and a built answer are all at it or later.
+        const minimum = minimumHeight(request.headers)
+        const reader = minimum !== undefined ? await minHeights.reader(minimum, trace) : cache === undefined ? await chain.reader(trace) : await chain.latest(trace)
+        request.chain = cache === undefined ? reader : withFixedReads(reader, cache)
         reply.header('cache-control', LATEST_CACHE_CONTROL)
       } else {
         const reader = chain.traced(trace)
