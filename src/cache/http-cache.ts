@@ -31,6 +31,8 @@ interface Pending {
   /** The answer's key without its height (the route with its parameters). */
   readonly base: string
   readonly route: string
+  /** A latest-state answer: without a height it is neither cached nor tagged by its key. */
+  readonly latest: boolean
   /** Set when this read builds the answer others wait for. */
   readonly done?: (answer: CachedAnswer | undefined) => void
 }
@@ -53,8 +55,10 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
   app.decorateRequest('chain', null as unknown as ChainReader)
   // Each route gets the hooks of its class, bound to it when it is added: a request pays only
   // for what its route needs, and no hook asks Fastify for the route's options (a getter that
-  // builds an object on each read). Ahead of the route's own hooks, as the scope's hooks were:
-  // Fastify's HEAD route ends its onSend with the body dropped.
+  // builds an object on each read). Ahead of the route's own onSend and onResponse hooks, as
+  // the scope's hooks were: Fastify's HEAD route ends its onSend with the body dropped. After
+  // the route's own preHandlers: they check the input the schema cannot (a range, an epoch 0),
+  // so a bad input is answered before the pin asks the chain anything (issue 33).
   app.addHook('onRoute', (route) => {
     let answerClass: RouteClass | undefined
     for (const method of [route.method].flat()) {
@@ -62,7 +66,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (answerClass === undefined) throw new Error(`${method} ${route.url} has no class in ROUTE_CLASSES (src/cache/route-classes.ts)`)
     }
     if (answerClass === 'latest' || answerClass === 'fixed') {
-      route.preHandler = [cachedRead(answerClass, route.url), ...[route.preHandler ?? []].flat()]
+      route.preHandler = [...[route.preHandler ?? []].flat(), cachedRead(answerClass, route.url)]
       route.onSend = [builtAnswer, ...[route.onSend ?? []].flat()]
       route.onResponse = [released, ...[route.onResponse ?? []].flat()]
       return
@@ -104,7 +108,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
           tag(reply, fresh, tagOf(keyAt(base, fresh)))
           return sendResult(reply, route, 'revalidated').code(304).send()
         }
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       // A hit has its tag stored with it: no digest per hit.
@@ -114,7 +118,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
       if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
       if (cache === undefined) {
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       const shared = building.get(key)
@@ -123,12 +127,12 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       sendResult(reply, route, 'miss')
       if (shared !== undefined) {
         // The answer it waited for failed: build its own (its chain reads still coalesce).
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       let done!: (answer: CachedAnswer | undefined) => void
       building.set(key, new Promise((resolve) => { done = resolve }))
-      pending.set(request, { base, route, done })
+      pending.set(request, { base, route, latest: answerClass === 'latest', done })
     }
   }
 
@@ -144,6 +148,9 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       reply.header('cache-control', 'no-store')
       return payload
     }
+    // A latest-state answer read unpinned (no node told its height, issue 33): tagged by its
+    // body and never cached, since a key without its height would stand for every later block.
+    if (read.latest && height === undefined) return untagged(request, reply, payload, LATEST_CACHE_CONTROL)
     const key = keyAt(read.base, height)
     const etag = tagOf(key)
     tag(reply, height, etag)
