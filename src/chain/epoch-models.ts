@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { chainPath, type ChainReader } from './client.js'
+import { chainPath } from './paths.js'
+import type { ChainReader } from './types.js'
 import { int64, type Int64Value } from '../wire/schema.js'
 
 /** The fields of an inference.inference.Model snapshot that /v1/models and /v1/pricing read (protojson). */

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { BuildInfo } from '../build-info.js'
 import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
-import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+import type { ChainObserver, ChainOutcome } from '../chain/types.js'
 import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '../chain/hedging.js'
 import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
 // One height per answer, never backwards, and a height a node cannot serve is that node's
 // failure (docs/heights-and-cache.md). The simulators share a BlockClock; each has its lag.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
-import { chainPath } from '../../chain/client.js'
+import { chainPath } from '../../chain/paths.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
 import { ApiBytes, ApiNumberEnum, toApiJson } from '../../wire/proto-to-api-json.js'
 import { Int64, Uint64 } from '../../wire/schema.js'

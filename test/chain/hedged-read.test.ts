@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap'
-import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer } from '../../src/chain/client.js'
+import { ChainClient, type ChainClientOptions } from '../../src/chain/client.js'
+import { NODE_INFO_PATH } from '../../src/chain/paths.js'
+import type { ChainObserver, ChainOutcome, ChainTrace, ChainTracer } from '../../src/chain/types.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import { OVERTAKEN_DEMOTES_MS, type NodeLog } from '../../src/chain/nodes.js'
