@@ -84,7 +84,7 @@ export class ChainClient implements ChainReader {
     this.#nodes = new ChainNodes({
       urls,
       // One connection per request the limiter lets through, so undici never queues behind
-      // p-limit's back; no pipelining, because one slow chain answer would stall the ones
+      // the limiter's back; no pipelining, because one slow chain answer would stall the ones
       // behind it. Idle sockets live 4 s, under the gateway's usual idle timeout. undici cuts
       // an answer off at maxResponseSize (chunked or not) and destroys its socket.
       pool: {

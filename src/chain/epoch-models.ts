@@ -40,7 +40,7 @@ export async function currentEpochModels (chain: ChainReader, log: FastifyBaseLo
   const parent = current?.epoch_group_data ?? {}
   const epochIndex = String(int64(parent.epoch_index))
   // All sub-groups at once: a request for one model does not wait on the others. The
-  // ChainClient's p-limit bounds chain requests for the whole process, so a parent with
+  // ChainClient's limiter bounds chain requests for the whole process, so a parent with
   // many sub-groups queues there instead of flooding the chain.
   const snapshots = await Promise.all((parent.sub_group_models ?? []).map(async (modelId) => {
     try {

@@ -1,4 +1,4 @@
-import pLimit, { type LimitFunction } from 'p-limit'
+import { BoundedLimit } from '../bounded-limit.js'
 import { ChainBusyError } from '../errors.js'
 import type { Answer, ReadRequest } from './types.js'
 
@@ -17,19 +17,17 @@ export interface ReadFrontOptions {
 }
 
 /**
- * Bounded (p-limit and a bounded queue) and coalescing: concurrent identical reads share one
+ * Bounded (BoundedLimit: a concurrency limit and a bounded queue) and coalescing: concurrent identical reads share one
  * upstream read and one parsed result. Results are shared, so callers must not mutate them.
  */
 export class ReadFront {
-  readonly #limit: LimitFunction
-  readonly #queueLimit: number
+  readonly #limit: BoundedLimit
   readonly #coalesce: boolean
   readonly #read: (request: ReadRequest) => Promise<Answer>
   readonly #pending = new Map<string, Promise<Answer>>()
 
   constructor (options: ReadFrontOptions) {
-    this.#limit = pLimit(options.concurrency)
-    this.#queueLimit = options.queueLimit
+    this.#limit = new BoundedLimit({ concurrency: options.concurrency, queueLimit: options.queueLimit, busy: () => new ChainBusyError() })
     this.#coalesce = options.coalesce
     this.#read = options.read
   }
@@ -49,19 +47,15 @@ export class ReadFront {
 
   /** Reads waiting for a slot, coalesced ones counted once. */
   get queued (): number {
-    return this.#limit.pendingCount
+    return this.#limit.queued
   }
 
   /** Whether more than half the queue is taken (no hedges meanwhile). */
   get crowded (): boolean {
-    return this.#limit.pendingCount > this.#queueLimit / 2
+    return this.#limit.queued > this.#limit.queueLimit / 2
   }
 
   #limited (request: ReadRequest): Promise<Answer> {
-    // Counted as admitted work, not p-limit's pendingCount alone: a request that has a free
-    // slot still counts as pending for one microtask, so `queueLimit: 0` would shed it.
-    const admitted = this.#limit.activeCount + this.#limit.pendingCount
-    if (admitted >= this.#limit.concurrency + this.#queueLimit) return Promise.reject(new ChainBusyError())
-    return this.#limit(() => this.#read(request))
+    return this.#limit.run(async () => this.#read(request))
   }
 }
