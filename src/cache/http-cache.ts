@@ -32,6 +32,8 @@ interface Pending {
   /** The answer's key without its height (the route with its parameters). */
   readonly base: string
   readonly route: string
+  /** A latest-state answer: without a height it is neither cached nor tagged by its key. */
+  readonly latest: boolean
   /** Set when this read builds the answer others wait for. */
   readonly done?: (answer: CachedAnswer | undefined) => void
 }
@@ -105,7 +107,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
           tag(reply, fresh, tagOf(keyAt(base, fresh)))
           return sendResult(reply, route, 'revalidated').code(304).send()
         }
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       // A hit has its tag stored with it: no digest per hit.
@@ -115,7 +117,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
       if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
       if (cache === undefined) {
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       const shared = building.get(key)
@@ -124,12 +126,12 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       sendResult(reply, route, 'miss')
       if (shared !== undefined) {
         // The answer it waited for failed: build its own (its chain reads still coalesce).
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       let done!: (answer: CachedAnswer | undefined) => void
       building.set(key, new Promise((resolve) => { done = resolve }))
-      pending.set(request, { base, route, done })
+      pending.set(request, { base, route, latest: answerClass === 'latest', done })
     }
   }
 
@@ -145,6 +147,9 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       reply.header('cache-control', 'no-store')
       return payload
     }
+    // A latest-state answer read unpinned (no node told its height, issue 33): tagged by its
+    // body and never cached, since a key without its height would stand for every later block.
+    if (read.latest && height === undefined) return untagged(request, reply, payload, LATEST_CACHE_CONTROL)
     const key = keyAt(read.base, height)
     const etag = tagOf(key)
     tag(reply, height, etag)

@@ -7,7 +7,7 @@ import { HedgedReads, type HedgingSettings } from './hedged-read.js'
 import { ChainHeads } from './heights.js'
 import { ChainNodes, type NodeLog } from './nodes.js'
 import { NODE_INFO_PATH, withQuery } from './paths.js'
-import { Pinning, pollHeads } from './pinning.js'
+import { HEAD_POLL_TIMEOUT_MS, Pinning, pollHeads } from './pinning.js'
 import { ReadFront } from './read-front.js'
 import { NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadRequest } from './types.js'
 
@@ -99,7 +99,7 @@ export class ChainClient implements ChainReader {
       backoff: options.nodeBackoff,
       clock: options.clock
     })
-    const pollTimeoutMs = Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS)
+    const pollTimeoutMs = Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS)
     this.heads = new ChainHeads({
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,

@@ -9,6 +9,7 @@ import {
 import { formatDuration } from '../duration.js'
 import type { Deadline } from './deadline.js'
 import { answeredHeight, HEIGHT_HEADER, isUnservableHeight, type ChainHeads } from './heights.js'
+import { LATEST_BLOCK_PATH } from './paths.js'
 import type { ChainNode, ChainNodes } from './nodes.js'
 import { chainOutcome, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer, type Outcome } from './types.js'
 
@@ -105,7 +106,7 @@ export class NodeExchange {
       text = await answer.body.text()
     } catch (err) {
       if (deadline.timedOut()) {
-        this.#nodes.failed(node, `no answer within ${formatDuration(deadline.timeoutMs)}`)
+        this.#failed(node, path, `no answer within ${formatDuration(deadline.timeoutMs)}`)
         return { ok: false, error: new ChainTimeoutError(deadline.timeoutMs), tryNext: false }
       }
       // abortAll: shutting down, not the node's fault.
@@ -115,7 +116,7 @@ export class NodeExchange {
         return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered more for ${path}`), tryNext: false }
       }
       // Refused, reset, closed mid-answer, name not resolved: this node cannot be reached.
-      this.#nodes.failed(node, describe(err))
+      this.#failed(node, path, describe(err))
       return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
     }
     const outcome = parseAnswer(statusCode, text, `${node.url}${path}`, answered)
@@ -130,9 +131,18 @@ export class NodeExchange {
     }
     // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
     // node that is not there: like a refused connection.
-    if (!outcome.ok && outcome.tryNext) this.#nodes.failed(node, `answered ${statusCode} without a gateway error body`)
+    if (!outcome.ok && outcome.tryNext) this.#failed(node, path, `answered ${statusCode} without a gateway error body`)
     else this.#nodes.answered(node)
     return outcome
+  }
+
+  /**
+   * The node failed an exchange: it is skipped as down, unless the exchange was the head
+   * poll's. A node whose blocks/latest a proxy filters out, or hangs, may answer every query:
+   * the poll tells its head, the reads and readiness tell its health (issue 33).
+   */
+  #failed (node: ChainNode, path: string, reason: string): void {
+    if (path !== LATEST_BLOCK_PATH) this.#nodes.failed(node, reason)
   }
 }
 

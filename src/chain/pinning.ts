@@ -7,6 +7,13 @@ import type { Answer, ChainReader, ChainTrace, Query, ReadRequest } from './type
 // height, the latest-state read that is never served below a height served before, and the
 // head poll that tells each node's head. heights.ts keeps the heads; this file reads by them.
 
+/**
+ * The head poll's own budget per node, never the chain timeout: a read waits for two rounds of
+ * it at most before it goes unpinned (issue 33), 1 s, where a healthy node answers its latest
+ * block in milliseconds.
+ */
+export const HEAD_POLL_TIMEOUT_MS = 500
+
 export interface PinningOptions {
   readonly heads: ChainHeads
   /** A read through the chain client's front (limiter, coalescing, choice of node). */
@@ -28,9 +35,15 @@ export class Pinning {
     return { height, get: async (path, query = {}) => this.#get(path, query, height, trace) }
   }
 
-  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest; a poll it starts is `trace`'s). */
+  /**
+   * A reader pinned to the height latest-state answers are served at now, asking the nodes if
+   * need be (ChainHeads.latest; a poll it starts is `trace`'s). No head confirmed (no node
+   * tells its height, the head poll fails or hangs): pinned to the height its first read is
+   * answered at if the node tells it, else unpinned, as the Go service read (issue 33).
+   */
   async latest (trace: ChainTrace | undefined): Promise<ChainReader> {
-    return this.at(await this.#heads.latest(trace), trace)
+    const height = await this.#heads.latest(trace)
+    return height === undefined ? this.firstAnswer(trace) : this.at(height, trace)
   }
 
   /** A reader pinned to the height its first read is answered at (FirstAnswerPin). */
@@ -98,7 +111,7 @@ export interface HeadPollOptions {
   readonly heads: ChainHeads
   /** GET from one node outside the limiter, under its own budget (ChainClient.probe). */
   readonly probe: (path: string, timeoutMs: number, node: number, trace: ChainTrace | undefined) => Promise<unknown>
-  /** Each node's budget for its answer. */
+  /** Each node's budget for its answer (at most HEAD_POLL_TIMEOUT_MS). */
   readonly timeoutMs: number
 }
 
