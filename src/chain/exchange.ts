@@ -4,13 +4,14 @@ import {
   ChainHeightUnavailableError,
   ChainStatusError,
   ChainTimeoutError,
-  ChainUnavailableError
+  ChainUnavailableError,
+  GrpcCode
 } from '../errors.js'
 import { formatDuration } from '../duration.js'
 import type { Deadline } from './deadline.js'
 import { answeredHeight, HEIGHT_HEADER, isUnservableHeight, type ChainHeads } from './heights.js'
 import { LATEST_BLOCK_PATH } from './paths.js'
-import type { ChainNode, ChainNodes } from './nodes.js'
+import { retryAfterMs, type ChainNode, type ChainNodes } from './nodes.js'
 import { chainOutcome, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer, type Outcome } from './types.js'
 
 // One exchange with one node, in the manner of an undici dispatcher: the request, the size
@@ -84,6 +85,7 @@ export class NodeExchange {
     let statusCode: number
     let text: string
     let answered: number | undefined
+    let retryAfter: string | string[] | undefined
     try {
       const answer = await node.pool.request({
         origin: node.origin,
@@ -93,6 +95,7 @@ export class NodeExchange {
         signal
       })
       statusCode = answer.statusCode
+      retryAfter = answer.headers['retry-after']
       answered = answeredHeight(answer.headers)
       if (answered !== undefined) this.#heads.observe(node.index, answered, height === undefined)
       // A declared length over the limit is refused before reading a byte; destroying the
@@ -130,8 +133,9 @@ export class NodeExchange {
       return { ok: false, error, tryNext: true }
     }
     // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
-    // node that is not there: like a refused connection.
-    if (!outcome.ok && outcome.tryNext) this.#failed(node, path, `answered ${statusCode} without a gateway error body`)
+    // node that is not there: like a refused connection. So does a node refusing the read for
+    // its load (parseAnswer: a 429, gRPC ResourceExhausted): skipped for its Retry-After.
+    if (!outcome.ok && outcome.tryNext) this.#failed(node, path, `answered ${statusCode}${outcome.error instanceof ChainStatusError ? ` (rate-limited: ${outcome.error.message})` : ' without a gateway error body'}`, retryAfterMs(retryAfter))
     else this.#nodes.answered(node)
     return outcome
   }
@@ -141,8 +145,8 @@ export class NodeExchange {
    * poll's. A node whose blocks/latest a proxy filters out, or hangs, may answer every query:
    * the poll tells its head, the reads and readiness tell its health (issue 33).
    */
-  #failed (node: ChainNode, path: string, reason: string): void {
-    if (path !== LATEST_BLOCK_PATH) this.#nodes.failed(node, reason)
+  #failed (node: ChainNode, path: string, reason: string, retryAfterMs?: number): void {
+    if (path !== LATEST_BLOCK_PATH) this.#nodes.failed(node, reason, retryAfterMs)
   }
 }
 
@@ -165,6 +169,13 @@ function parseAnswer (statusCode: number, text: string, where: string, height: n
   try {
     error = JSON.parse(text)
   } catch {}
+  // A node that rate-limits (429, gRPC ResourceExhausted) is overloaded, not the client at
+  // fault: the read goes to another node at once (issue 33). The client gets the 429 only
+  // when every node refused it.
+  if (statusCode === 429 || (isGatewayError(error) && error.code === GrpcCode.ResourceExhausted)) {
+    const message = isGatewayError(error) ? error.message : 'chain node rate-limited this read'
+    return { ok: false, error: new ChainStatusError(GrpcCode.ResourceExhausted, message), tryNext: true }
+  }
   if (isGatewayError(error)) return { ok: false, error: new ChainStatusError(error.code, error.message), tryNext: false }
   return { ok: false, error: new ChainUnavailableError(`chain answered ${statusCode} without a gateway error body for ${where}`), tryNext: true }
 }

@@ -111,6 +111,11 @@ export class ChainHeads {
     return this.#served
   }
 
+  /** Blocks a node may lag the best head and still take latest-state reads (EDGE_API_MAX_NODE_LAG). */
+  get maxLag (): number {
+    return this.#maxLag
+  }
+
   /** False while no node's head poll confirms a head: latest-state reads go unpinned. */
   get known (): boolean {
     return this.#known
@@ -170,6 +175,16 @@ export class ChainHeads {
     // The age counts from when this read started: waiting for the poll does not age it.
     if (stale() || this.best === 0) return undefined
     return this.serve(this.best)
+  }
+
+  /**
+   * Asks the nodes for their heads now (joining a poll in flight); true when a node told its
+   * head in it. A client's minimum height waits on it (src/cache/min-height.ts).
+   */
+  async poll (trace?: ChainTrace): Promise<boolean> {
+    const before = this.#confirmedAt
+    await this.#refresh(trace)
+    return this.#confirmedAt > before
   }
 
   /** A poll no read waits for, at most one per half maxAgeMs; one that confirms a head makes the heights known again. */

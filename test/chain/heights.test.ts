@@ -1,7 +1,7 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
@@ -11,16 +11,6 @@ import { until } from '../fixtures/wait.js'
 // failure (docs/heights-and-cache.md). The simulators share a BlockClock; each has its lag.
 
 const MULTI_CALL_ROUTES = ['/v1/participants', '/v1/models', '/v1/pricing', '/v1/epochs/current/participants', '/v1/epochs/42/participants']
-
-async function nodes (t: Test, lags: number[]): Promise<{ clock: BlockClock, sims: ChainSimulator[] }> {
-  const clock = new BlockClock()
-  const sims = await Promise.all(lags.map(async (lag) => startChainSimulator(0, { clock, lag })))
-  t.teardown(async () => {
-    clock.stop()
-    await Promise.all(sims.map(async (sim) => sim.close()))
-  })
-  return { clock, sims }
-}
 
 /** The heights an answer's reads were asked at and answered at (the head poll left out; failed sub-queries answer none). */
 function readHeights (sim: ChainSimulator): { asked: Array<number | undefined>, answered: number[] } {
