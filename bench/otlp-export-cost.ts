@@ -1,8 +1,8 @@
 // What an OTLP export costs this process, in two parts: our serializer writing 512-span batches
 // (CPU per span), and one export's transport (CPU per POST of a ~110 KB batch to a collector
-// stand-in in another process): the SDK's OTLP/HTTP delegate, which edge-api uses
-// (src/tracing/exporter.ts), against a plain keep-alive node:http POST and an undici Pool
-// POST, the floor a transport of our own could reach. Alternating rounds, medians.
+// stand-in in another process): the SDK's OTLP/HTTP delegate, which edge-api used until
+// issue 35, against a plain keep-alive node:http POST and an undici Pool POST, the transport
+// src/tracing/exporter.ts now has. Alternating rounds, medians.
 //   npx tsx bench/otlp-export-cost.ts
 //   BEFORE=/path/to/another/checkout/src/tracing: that checkout's serializer too, side by side
 import { fork } from 'node:child_process'

@@ -1,9 +1,10 @@
 // CPU per request of dist/main.js processes, tracing on (every request sampled, OTLP/HTTP
-// protobuf to a collector stand-in in this process that answers every export), on with no
-// request sampled (always_off: the cost of the hooks alone), or off, side by
+// protobuf to a collector stand-in in this process that answers every export), on with a
+// tenth of the traces sampled (tenth: parentbased_traceidratio 0.1, the docs' recommendation),
+// on with no request sampled (always_off: the cost of the hooks alone), or off, side by
 // side in alternating rounds (the order rotates each round): a quicker, focused subset of
 // bench 12's first part, which also takes other builds, e.g. the commit before a change.
-//   npx tsx bench/tracing-cpu.ts off=dist/main.js:off on=dist/main.js:on before=/tmp/base/dist/main.js:on
+//   npx tsx bench/tracing-cpu.ts off=dist/main.js:off on=dist/main.js:on before=/tmp/base/dist/main.js:on tenth=dist/main.js:tenth
 //   (BPATH=/v1/status or a participant path, ROUNDS=9, RUN_S=2)
 // Prints each side's median µs per request and the median of each round's ratio to the first side
 // (OUT=file also writes every round's figures as JSON).
@@ -17,9 +18,10 @@ import { cpuMs, type MainProcess, startMain, startSim } from './lib/servers.js'
 import { median } from './lib/stats.js'
 
 const specs = process.argv.slice(2).map((arg) => {
-  const match = /^([^=]+)=(.+):(on|off|always_off)$/.exec(arg)
-  if (match === null) throw new Error(`usage: npx tsx bench/tracing-cpu.ts label=path/to/main.js:on|off|always_off …  (got ${arg})`)
-  return { label: match[1] as string, main: match[2] as string, sampler: match[3] === 'on' ? 'always_on' : match[3] === 'off' ? undefined : match[3] }
+  const match = /^([^=]+)=(.+):(on|off|always_off|tenth)$/.exec(arg)
+  if (match === null) throw new Error(`usage: npx tsx bench/tracing-cpu.ts label=path/to/main.js:on|off|always_off|tenth …  (got ${arg})`)
+  const mode = match[3] as string
+  return { label: match[1] as string, main: match[2] as string, sampler: mode === 'on' ? 'always_on' : mode === 'off' ? undefined : mode === 'tenth' ? 'parentbased_traceidratio' : mode }
 })
 if (specs.length < 2) throw new Error('give at least two sides')
 
@@ -36,7 +38,7 @@ const load = await Load.start()
 // startMain's settings (the answer cache off: chain reads reach the chain, as in bench 12),
 // with no delay-based shedding: a saturated run measures the work (bench 12's shedding off).
 async function start (main: string, sampler: string | undefined): Promise<MainProcess> {
-  const tracing: Record<string, string> = sampler === undefined ? {} : { EDGE_API_OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: sampler }
+  const tracing: Record<string, string> = sampler === undefined ? {} : { EDGE_API_OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0.1' }
   return await startMain(sim.url, { EDGE_API_SHED_DELAY: '0', ...tracing }, 'ignore', main)
 }
 

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
 import type { BuildInfo } from './build-info.js'
 import type { AnswerCache } from './cache/answer-cache.js'
+import { documentMinHeight } from './cache/min-height.js'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
@@ -132,7 +133,8 @@ export async function buildApp (options: AppOptions) {
   await app.register(swagger, {
     openapi: {
       info: { title: 'edge-api', description: 'Public read-only /v1 queries of the gonka chain', version: '1' }
-    }
+    },
+    transform: documentMinHeight
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 

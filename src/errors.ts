@@ -116,6 +116,18 @@ export class ChainHeightUnavailableError extends HttpError {
   }
 }
 
+/**
+ * A client's minimum height (X-Min-Block-Height, src/cache/min-height.ts) that no chain node of
+ * this replica reached within the wait: retryable, here or on another replica.
+ */
+export class MinHeightUnavailableError extends HttpError {
+  override readonly code = 'EDGE_ERR_MIN_HEIGHT_UNAVAILABLE'
+
+  constructor (minimum: number, best: number, waitedMs: number) {
+    super(503, `no chain node of this replica has reached block ${minimum} (X-Min-Block-Height) within ${waitedMs} ms; its highest is ${best}; retry shortly`, { 'retry-after': '1' })
+  }
+}
+
 /** The bounded queue of chain requests is full: shed instead of growing without limit. */
 export class ChainBusyError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_BUSY'

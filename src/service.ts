@@ -104,6 +104,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     chainHeads: () => chain.nodesUp.map((_up, i) => chain.heads.head(i)),
     chainLags: () => chain.heads.lags,
     servedHeight: () => chain.heads.served,
+    heightsKnown: () => chain.heads.known,
     cacheBytes: () => cache?.bytes ?? 0,
     cacheEntries: () => cache?.entries ?? 0
   })

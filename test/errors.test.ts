@@ -2,7 +2,7 @@ import t from 'tap'
 import * as errors from '../src/errors.js'
 import {
   badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainHeightUnavailableError, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError,
-  ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, notFound
+  ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, MinHeightUnavailableError, notFound
 } from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
@@ -47,6 +47,7 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainAnswerTooLargeError(1, 'x'), 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'],
     [new ChainBadAnswerError('x'), 'EDGE_ERR_CHAIN_BAD_ANSWER'],
     [new ChainHeightUnavailableError('every node is behind'), 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'],
+    [new MinHeightUnavailableError(12, 10, 2000), 'EDGE_ERR_MIN_HEIGHT_UNAVAILABLE'],
     [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
     [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
   ]

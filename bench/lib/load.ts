@@ -34,3 +34,15 @@ export class Load {
     return this.#child.stop()
   }
 }
+
+/** 2xx answers of a run. */
+export function okAnswers (r: OpenLoopResult): number {
+  let n = 0
+  for (const [code, count] of Object.entries(r.statusCodes)) if (code.startsWith('2')) n += count
+  return n
+}
+
+/** Share of a run's scheduled requests not answered 2xx (errors, shed, unanswered). */
+export function notOk (r: OpenLoopResult): number {
+  return 1 - okAnswers(r) / Math.max(1, r.scheduled)
+}

@@ -9,7 +9,7 @@
 //   interleaved request by request; and the replica's CPU time per answer of each.
 import { loadavg } from 'node:os'
 import { request } from 'undici'
-import type { OpenLoopResult } from '../lib/load.js'
+import { notOk, okAnswers, type OpenLoopResult } from '../lib/load.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { cpuMs, startMain, type MainProcess } from '../lib/servers.js'
 import { median, ms, ratio, round } from '../lib/stats.js'
@@ -106,7 +106,7 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
         await ctx.load.open({ origin: onUrl, paths, rate, durationS: ctx.warmupS, connections: OPEN_CONNECTIONS })
         const cpuBefore = await cpuMs(on.pid)
         const result = await ctx.load.open({ origin: onUrl, paths, rate, durationS: openS, connections: OPEN_CONNECTIONS })
-        cpuPerAnswer[side].push((await cpuMs(on.pid) - cpuBefore) * 1000 / Math.max(1, sumOk(result)))
+        cpuPerAnswer[side].push((await cpuMs(on.pid) - cpuBefore) * 1000 / Math.max(1, okAnswers(result)))
       }
     }
     const after = await heights(onUrl)
@@ -119,7 +119,7 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     const statusP50 = median(interleaved.map((r) => group(r, 'status').p50))
     const hitRatios = interleaved.map((r) => group(r, 'hit').p99 / group(r, 'status').p99)
     const hitRatio = median(hitRatios)
-    const lost = interleaved.reduce((n, r) => n + r.scheduled - sumOk(r), 0)
+    const lost = interleaved.reduce((n, r) => n + r.scheduled - okAnswers(r), 0)
     const generatorLag = median(interleaved.map((r) => r.sendLagP99))
     const cpu = { hits: median(cpuPerAnswer.hits), status: median(cpuPerAnswer.status) }
     raw.open = { rate, connections: OPEN_CONNECTIONS, durationS: openS, before, after, allHits, interleaved, p99RatioPerRound: hitRatios, lost, cpuPerAnswerUs: cpuPerAnswer }
@@ -150,16 +150,6 @@ export async function answerCache (ctx: Context): Promise<SuiteResult> {
     await ctx.sim.capacity()
   }
   return { name: 'answer-cache', rows, raw, seconds: (performance.now() - started) / 1000 }
-}
-
-function notOk (r: OpenLoopResult): number {
-  return 1 - sumOk(r) / Math.max(1, r.scheduled)
-}
-
-function sumOk (r: OpenLoopResult): number {
-  let n = 0
-  for (const [code, count] of Object.entries(r.statusCodes)) if (code.startsWith('2')) n += count
-  return n
 }
 
 /** Each hot route's X-Block-Height and X-Cache, read once. */

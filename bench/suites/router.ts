@@ -37,7 +37,7 @@ const PAUSE_MS = 1000
 const STATUS = ['/v1/status']
 const CHAIN_READ = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
 
-interface RouterProcess {
+export interface RouterProcess {
   readonly url: string
   readonly label: string
   /** Access-log lines written since the last call. */
@@ -83,7 +83,7 @@ export function routerDefaults (): { maxconn: number, queueMs: number, length: n
   return { maxconn: Number(maxconn), queueMs: Number(queueMs), length: Number(length) }
 }
 
-async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>, cpus?: string): Promise<RouterProcess> {
+export async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>, cpus?: string): Promise<RouterProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()]
   const file = join(dir, `${name}.cfg`)
   await writeFile(file, renderRouterConfig({

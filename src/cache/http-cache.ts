@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { ChainClient, ChainReader } from '../chain/client.js'
 import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
 import { withFixedReads } from './fixed-reads.js'
+import { MIN_HEIGHT_HEADER, MinHeights, minimumHeight } from './min-height.js'
 import { routeClass, type RouteClass } from './route-classes.js'
 
 declare module 'fastify' {
@@ -31,6 +32,8 @@ interface Pending {
   /** The answer's key without its height (the route with its parameters). */
   readonly base: string
   readonly route: string
+  /** A latest-state answer: without a height it is neither cached nor tagged by its key. */
+  readonly latest: boolean
   /** Set when this read builds the answer others wait for. */
   readonly done?: (answer: CachedAnswer | undefined) => void
 }
@@ -49,12 +52,15 @@ const pending = new WeakMap<FastifyRequest, Pending>()
 export async function answerCaching (app: FastifyInstance, { chain, cache }: AnswerCachingOptions): Promise<void> {
   const building = new Map<string, Promise<CachedAnswer | undefined>>()
   const observer = cache?.observer
+  const minHeights = new MinHeights(chain)
 
   app.decorateRequest('chain', null as unknown as ChainReader)
   // Each route gets the hooks of its class, bound to it when it is added: a request pays only
   // for what its route needs, and no hook asks Fastify for the route's options (a getter that
-  // builds an object on each read). Ahead of the route's own hooks, as the scope's hooks were:
-  // Fastify's HEAD route ends its onSend with the body dropped.
+  // builds an object on each read). Ahead of the route's own onSend and onResponse hooks, as
+  // the scope's hooks were: Fastify's HEAD route ends its onSend with the body dropped. After
+  // the route's own preHandlers: they check the input the schema cannot (a range, an epoch 0),
+  // so a bad input is answered before the pin asks the chain anything (issue 33).
   app.addHook('onRoute', (route) => {
     let answerClass: RouteClass | undefined
     for (const method of [route.method].flat()) {
@@ -62,7 +68,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (answerClass === undefined) throw new Error(`${method} ${route.url} has no class in ROUTE_CLASSES (src/cache/route-classes.ts)`)
     }
     if (answerClass === 'latest' || answerClass === 'fixed') {
-      route.preHandler = [cachedRead(answerClass, route.url), ...[route.preHandler ?? []].flat()]
+      route.preHandler = [...[route.preHandler ?? []].flat(), cachedRead(answerClass, route.url)]
       route.onSend = [builtAnswer, ...[route.onSend ?? []].flat()]
       route.onResponse = [released, ...[route.onResponse ?? []].flat()]
       return
@@ -88,7 +94,14 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       const base = answerKey(request, route)
       const trace = request.otelTrace ?? undefined
       if (answerClass === 'latest') {
-        request.chain = cache === undefined ? await chain.reader(trace) : withFixedReads(await chain.latest(trace), cache)
+        // The answer chosen depends on the header, its errors too: an HTTP cache keys them by it (RFC 9110 §12.5.5).
+        reply.header('vary', MIN_HEIGHT_HEADER)
+        // The client's minimum height (src/cache/min-height.ts): a malformed one is a 400 before
+        // any chain request. With one, the height is known before the first read even with one
+        // node and no cache, so a hit, a 304 and a built answer are all at it or later.
+        const minimum = minimumHeight(request.headers)
+        const reader = minimum !== undefined ? await minHeights.reader(minimum, trace) : cache === undefined ? await chain.reader(trace) : await chain.latest(trace)
+        request.chain = cache === undefined ? reader : withFixedReads(reader, cache)
         reply.header('cache-control', LATEST_CACHE_CONTROL)
       } else {
         const reader = chain.traced(trace)
@@ -104,7 +117,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
           tag(reply, fresh, tagOf(keyAt(base, fresh)))
           return sendResult(reply, route, 'revalidated').code(304).send()
         }
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       // A hit has its tag stored with it: no digest per hit.
@@ -114,7 +127,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (matchesTag(request.headers['if-none-match'], etag)) return sendResult(reply, route, 'revalidated').code(304).send()
       if (cached !== undefined) return sendAnswer(sendResult(reply, route, 'hit'), cached)
       if (cache === undefined) {
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       const shared = building.get(key)
@@ -123,7 +136,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       if (shared !== undefined) {
         // The answer it waited for failed: build its own (its chain reads still coalesce).
         sendResult(reply, route, 'miss')
-        pending.set(request, { base, route })
+        pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       let done!: (answer: CachedAnswer | undefined) => void
@@ -138,7 +151,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
         return sendAnswer(sendResult(reply, route, 'shared'), pooled)
       }
       sendResult(reply, route, 'miss')
-      pending.set(request, { base, route, done })
+      pending.set(request, { base, route, latest: answerClass === 'latest', done })
     }
   }
 
@@ -154,6 +167,9 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       reply.header('cache-control', 'no-store')
       return payload
     }
+    // A latest-state answer read unpinned (no node told its height, issue 33): tagged by its
+    // body and never cached, since a key without its height would stand for every later block.
+    if (read.latest && height === undefined) return untagged(request, reply, payload, LATEST_CACHE_CONTROL)
     const key = keyAt(read.base, height)
     const etag = tagOf(key)
     tag(reply, height, etag)

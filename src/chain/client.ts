@@ -8,13 +8,14 @@ import {
   ChainStatusError,
   ChainTimeoutError,
   ChainUnavailableError,
+  GrpcCode,
   type HttpError
 } from '../errors.js'
 import { formatDuration } from '../duration.js'
 import type { Clock } from './clock.js'
 import { Hedging, type HedgeResult, type HedgeSkip } from './hedging.js'
 import { answeredHeight, ChainHeads, HEIGHT_HEADER, isUnservableHeight } from './heights.js'
-import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
+import { ChainNodes, retryAfterMs, type ChainNode, type NodeLog } from './nodes.js'
 
 export type Query = Readonly<Record<string, string | undefined>>
 
@@ -128,6 +129,13 @@ export const MAX_HEDGE_DELAY_MS = 1000
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
 const REPROBE_TIMEOUT_MS = 2000
+
+/**
+ * The head poll's own budget per node, never the chain timeout: a read waits for two rounds of
+ * it at most before it goes unpinned (issue 33), 1 s, where a healthy node answers its latest
+ * block in milliseconds.
+ */
+export const HEAD_POLL_TIMEOUT_MS = 500
 
 /** A chain answer and the height the node says it answered at. */
 interface Answer {
@@ -289,9 +297,15 @@ export class ChainClient implements ChainReader {
     return { height, get: async (path, query) => this.get(path, query, height, trace) }
   }
 
-  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest; a poll it starts is `trace`'s). */
+  /**
+   * A reader pinned to the height latest-state answers are served at now, asking the nodes if
+   * need be (ChainHeads.latest; a poll it starts is `trace`'s). No head confirmed (no node
+   * tells its height, the head poll fails or hangs): pinned to the height its first read is
+   * answered at if the node tells it, else unpinned, as the Go service read (issue 33).
+   */
   async latest (trace?: ChainTrace): Promise<ChainReader> {
-    return this.at(await this.heads.latest(trace), trace)
+    const height = await this.heads.latest(trace)
+    return height === undefined ? new FirstAnswerPin(this, trace) : this.at(height, trace)
   }
 
   /** Unpinned reads traced as `trace`'s: this client itself when there is no trace (tracing off, nothing allocated). */
@@ -384,7 +398,7 @@ export class ChainClient implements ChainReader {
     const asked = healthy.length > 0 ? healthy : this.#nodes.all
     await Promise.all(asked.map(async (node) => {
       try {
-        const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, REPROBE_TIMEOUT_MS), node.index, trace) as LatestBlock | null
+        const answer = await this.probe(LATEST_BLOCK_PATH, Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS), node.index, trace) as LatestBlock | null
         const height = Number(answer?.block?.header?.height)
         // An answer without a height confirms nothing.
         if (Number.isSafeInteger(height) && height >= 1) this.heads.observe(node.index, height, true)
@@ -568,6 +582,7 @@ export class ChainClient implements ChainReader {
     let statusCode: number
     let text: string
     let answered: number | undefined
+    let retryAfter: string | string[] | undefined
     try {
       const answer = await node.pool.request({
         origin: node.origin,
@@ -577,6 +592,7 @@ export class ChainClient implements ChainReader {
         signal
       })
       statusCode = answer.statusCode
+      retryAfter = answer.headers['retry-after']
       answered = answeredHeight(answer.headers)
       if (answered !== undefined) this.heads.observe(node.index, answered, height === undefined)
       // A declared length over the limit is refused before reading a byte; destroying the
@@ -590,7 +606,7 @@ export class ChainClient implements ChainReader {
       text = await answer.body.text()
     } catch (err) {
       if (timedOut()) {
-        this.#nodes.failed(node, `no answer within ${formatDuration(timeoutMs)}`)
+        this.#failed(node, path, `no answer within ${formatDuration(timeoutMs)}`)
         return { ok: false, error: new ChainTimeoutError(timeoutMs), tryNext: false }
       }
       // abortAll: shutting down, not the node's fault.
@@ -600,7 +616,7 @@ export class ChainClient implements ChainReader {
         return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered more for ${path}`), tryNext: false }
       }
       // Refused, reset, closed mid-answer, name not resolved: this node cannot be reached.
-      this.#nodes.failed(node, describe(err))
+      this.#failed(node, path, describe(err))
       return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
     }
     const outcome = parseAnswer(statusCode, text, `${node.url}${path}`, answered)
@@ -614,10 +630,20 @@ export class ChainClient implements ChainReader {
       return { ok: false, error, tryNext: true }
     }
     // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
-    // node that is not there: like a refused connection.
-    if (!outcome.ok && outcome.tryNext) this.#nodes.failed(node, `answered ${statusCode} without a gateway error body`)
+    // node that is not there: like a refused connection. So does a node refusing the read for
+    // its load (parseAnswer: a 429, gRPC ResourceExhausted): skipped for its Retry-After.
+    if (!outcome.ok && outcome.tryNext) this.#failed(node, path, `answered ${statusCode}${outcome.error instanceof ChainStatusError ? ` (rate-limited: ${outcome.error.message})` : ' without a gateway error body'}`, retryAfterMs(retryAfter))
     else this.#nodes.answered(node)
     return outcome
+  }
+
+  /**
+   * The node failed an exchange: it is skipped as down, unless the exchange was the head
+   * poll's. A node whose blocks/latest a proxy filters out, or hangs, may answer every query:
+   * the poll tells its head, the reads and readiness tell its health (issue 33).
+   */
+  #failed (node: ChainNode, path: string, reason: string, retryAfterMs?: number): void {
+    if (path !== LATEST_BLOCK_PATH) this.#nodes.failed(node, reason, retryAfterMs)
   }
 }
 
@@ -650,6 +676,13 @@ function parseAnswer (statusCode: number, text: string, where: string, height: n
   try {
     error = JSON.parse(text)
   } catch {}
+  // A node that rate-limits (429, gRPC ResourceExhausted) is overloaded, not the client at
+  // fault: the read goes to another node at once (issue 33). The client gets the 429 only
+  // when every node refused it.
+  if (statusCode === 429 || (isGatewayError(error) && error.code === GrpcCode.ResourceExhausted)) {
+    const message = isGatewayError(error) ? error.message : 'chain node rate-limited this read'
+    return { ok: false, error: new ChainStatusError(GrpcCode.ResourceExhausted, message), tryNext: true }
+  }
   if (isGatewayError(error)) return { ok: false, error: new ChainStatusError(error.code, error.message), tryNext: false }
   return { ok: false, error: new ChainUnavailableError(`chain answered ${statusCode} without a gateway error body for ${where}`), tryNext: true }
 }

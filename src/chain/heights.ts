@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { ChainUnavailableError } from '../errors.js'
 import type { ChainTrace } from './client.js'
 import { NO_LOG, type NodeLog } from './nodes.js'
 
@@ -51,19 +50,32 @@ export interface ChainHeadsOptions {
   readonly maxLag: number
   /** The oldest a known head may be when a latest-state read starts (EDGE_API_HEAD_MAX_AGE). */
   readonly maxAgeMs: number
-  /** Asks the nodes for their latest height, each answer reported with observe(); traced as `trace`'s request's. */
+  /** Asks the nodes for their latest height, each answer reported with observe(); traced as `trace`'s request's. Never rejects. */
   readonly poll: (trace: ChainTrace | undefined) => Promise<unknown>
   readonly log: NodeLog | undefined
   /** Each node's base URL, for the log. */
   readonly urls: readonly string[]
 }
 
+/** The warn line when no node's head poll confirms a head any more, and the one when one does again. */
+export const HEIGHTS_UNKNOWN = 'chain heights unknown; serving latest-state reads unpinned'
+export const HEIGHTS_KNOWN = 'chain heights known again; latest-state reads pinned to the head'
+
 /**
  * Each node's head as this replica knows it, and the height latest-state answers are served
  * at. Heads come from the answers' own heights and from a single-flight poll of every node's
  * latest block whenever the newest confirmation is older than maxAgeMs (half of it: in the
- * background, so a busy replica's reads never wait for it). The served height is the best
- * head, never lower than one served before: a replica never goes backwards.
+ * background, so a busy replica's reads never wait for it). A confirmation is an answer at
+ * the node's latest height at or above the best head: a node 1000 blocks behind confirms
+ * nothing (issue 33). The served height is the best head, never lower than one served
+ * before: a replica never goes backwards.
+ *
+ * Heights fail safe (issue 33): when a poll that reads waited for (two rounds) confirms no
+ * head, because no node tells its height (a path-filtering proxy, an older gateway) or its
+ * poll fails or hangs, the heights are unknown: latest() answers undefined at once and the
+ * reads go to the nodes unpinned, as the Go service read them, while the poll keeps asking in
+ * the background (once per maxAgeMs at most) until it confirms a head again. One warn line per
+ * change; `known` is the edge_api_chain_heights_known gauge.
  */
 export class ChainHeads {
   readonly #heads: number[]
@@ -76,6 +88,8 @@ export class ChainHeads {
   #served = 0
   #confirmedAt = -Infinity
   #polling: Promise<void> | undefined
+  #polledAt = -Infinity
+  #known = true
   #pool: HeadPool | undefined
 
   constructor (options: ChainHeadsOptions) {
@@ -90,10 +104,10 @@ export class ChainHeads {
 
   /**
    * A node answered at `height`. `latest`: it was asked for its latest height (an unpinned
-   * query, the poll), so the best head is known as of now.
+   * query, the poll): at or above the best head, that confirms the best head as of now.
    */
   observe (node: number, height: number, latest: boolean): void {
-    if (latest) this.#confirmedAt = performance.now()
+    if (latest && height >= this.best) this.#confirmedAt = performance.now()
     if (height <= (this.#heads[node] as number)) return
     const pool = this.#pool
     const rises = pool !== undefined && height > this.best
@@ -119,6 +133,16 @@ export class ChainHeads {
   /** The highest height served to a latest-state read (0: none yet). */
   get served (): number {
     return this.#served
+  }
+
+  /** Blocks a node may lag the best head and still take latest-state reads (EDGE_API_MAX_NODE_LAG). */
+  get maxLag (): number {
+    return this.#maxLag
+  }
+
+  /** False while no node's head poll confirms a head: latest-state reads go unpinned. */
+  get known (): boolean {
+    return this.#known
   }
 
   /** Node `node`'s head as last seen (0: unknown). */
@@ -155,36 +179,65 @@ export class ChainHeads {
   /**
    * As fresh(), asking the nodes (one poll at a time, shared) when the head is older than
    * maxAgeMs (twice if the first round tells nothing), and in the background from half of
-   * it, so that a busy replica's reads never wait for it. Throws ChainUnavailableError (503) when no node tells its head.
+   * it, so that a busy replica's reads never wait for it. Undefined when no head is
+   * confirmed: the read goes unpinned (while the heights are unknown, at once).
    * A poll `trace`'s request waits for is traced as its (a shared one as the request's that
    * started it); one in the background is no request's.
    */
-  async latest (trace?: ChainTrace): Promise<number> {
+  async latest (trace?: ChainTrace): Promise<number | undefined> {
     // Another replica confirmed a head above this one's best: its nodes are being asked now.
     const hinted = this.#pool?.settled()
     if (hinted !== undefined) await hinted
     const startedAt = performance.now()
-    const age = startedAt - this.#confirmedAt
-    if (age > this.#maxAgeMs) {
+    const stale = (): boolean => startedAt - this.#confirmedAt > this.#maxAgeMs
+    if (stale() && this.#known) {
       await this.#refresh(trace)
       // No node told its head: one more round at once. A poll can lose a race with a
-      // keep-alive connection the node is closing ("other side closed", seen under load), and
-      // until the next round every latest-state read, cached or not, would be a 503.
-      if (startedAt - this.#confirmedAt > this.#maxAgeMs) await this.#refresh(trace)
-    } else if (age > this.#maxAgeMs / 2) {
-      // Never rejects: a failed poll only leaves the head as old as it was.
-      this.#refresh(undefined).catch(() => {})
+      // keep-alive connection the node is closing ("other side closed", seen under load).
+      if (stale()) await this.#refresh(trace)
+      if (stale()) this.#change(false)
+    } else if (startedAt - this.#confirmedAt > this.#maxAgeMs / 2) {
+      this.#background()
     }
     // The age counts from when this read started: waiting for the poll does not age it.
-    if (startedAt - this.#confirmedAt > this.#maxAgeMs || this.best === 0) throw new ChainUnavailableError('no chain node told its latest height')
+    if (stale() || this.best === 0) return undefined
     return this.serve(this.best)
+  }
+
+  /**
+   * Asks the nodes for their heads now (joining a poll in flight); true when a node told its
+   * head in it. A client's minimum height waits on it (src/cache/min-height.ts).
+   */
+  async poll (trace?: ChainTrace): Promise<boolean> {
+    const before = this.#confirmedAt
+    await this.#refresh(trace)
+    return this.#confirmedAt > before
+  }
+
+  /** A poll no read waits for, at most one per half maxAgeMs; one that confirms a head makes the heights known again. */
+  #background (): void {
+    const startedAt = performance.now()
+    if (this.#polling !== undefined || startedAt - this.#polledAt < this.#maxAgeMs / 2) return
+    // Never rejects: a failed poll only leaves the heights unknown.
+    this.#refresh(undefined).then(() => {
+      if (this.#confirmedAt >= startedAt) this.#change(true)
+    })
   }
 
   #refresh (trace: ChainTrace | undefined): Promise<void> {
     // Lag is judged once every node has told its head in the same poll: judged on each answer,
     // one node's fresh head against another's older one would flap.
+    if (this.#polling === undefined) this.#polledAt = performance.now()
     this.#polling ??= this.#poll(trace).then(() => { this.#judgeLag() }, () => {}).finally(() => { this.#polling = undefined })
     return this.#polling
+  }
+
+  /** Heights known or not: one warn line per change. */
+  #change (known: boolean): void {
+    if (known === this.#known) return
+    this.#known = known
+    const fields = { maxAgeMs: this.#maxAgeMs, best: this.best, served: this.#served }
+    this.#log.warn(fields, known ? HEIGHTS_KNOWN : HEIGHTS_UNKNOWN)
   }
 
   #judgeLag (): void {

@@ -146,15 +146,20 @@ export class ChainNodes {
     this.failed(node, `overtaken by hedges ${OVERTAKEN_IN_A_ROW} times in a row without answering`)
   }
 
-  /** The node refused, dropped the connection or did not answer in time: skip it, probe it later. */
-  failed (node: ChainNode, reason: string): void {
+  /**
+   * The node refused, dropped the connection, did not answer in time or refused the read for
+   * its load: skip it, probe it later (after `retryAfterMs`, the node's own Retry-After, when
+   * it gave one; then a growing interval).
+   */
+  failed (node: ChainNode, reason: string, retryAfterMs?: number): void {
     // Already down: its own probe schedule decides when to look again.
     if (node.down !== undefined || this.#closed) return
-    node.down = { since: this.#clock.now(), retryMs: this.#initialMs }
+    const retryMs = retryAfterMs ?? this.#initialMs
+    node.down = { since: this.#clock.now(), retryMs }
     // A single node is asked by every read anyway (nothing to skip it for): no probes of its
     // own, which keeps a down chain at readiness's one probe per cache period.
     const probing = this.all.length > 1
-    this.#log.warn({ node: node.url, reason, ...(probing ? { retryInMs: this.#initialMs } : {}) }, 'chain node down')
+    this.#log.warn({ node: node.url, reason, ...(probing ? { retryInMs: retryMs } : {}) }, 'chain node down')
     if (probing) this.#schedule(node, node.down)
   }
 
@@ -181,6 +186,22 @@ export class ChainNodes {
 }
 
 const always = (): boolean => true
+
+/** The longest a node's Retry-After keeps it skipped: a node back sooner is probed back sooner anyway. */
+export const MAX_RETRY_AFTER_MS = 60_000
+
+/**
+ * A Retry-After header (RFC 9110 §10.2.3: seconds, or an HTTP-date) in milliseconds from
+ * `now`, at most MAX_RETRY_AFTER_MS; undefined when absent, unreadable or already past.
+ */
+export function retryAfterMs (header: string | string[] | undefined, now = Date.now()): number | undefined {
+  // Node joins no Retry-After: a repeated one arrives as its first.
+  if (typeof header !== 'string') return undefined
+  const value = header.trim()
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now
+  if (!Number.isFinite(ms) || ms <= 0) return undefined
+  return Math.min(ms, MAX_RETRY_AFTER_MS)
+}
 
 /** Negative when `a` should be tried before `b` at `now`. */
 function rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean, now: number): number {

@@ -43,6 +43,8 @@ export interface MetricsSources {
   readonly chainLags?: () => readonly number[]
   /** The highest height served to a latest-state read. */
   readonly servedHeight?: () => number
+  /** False while no node's head poll confirms a head (latest-state reads go unpinned). */
+  readonly heightsKnown?: () => boolean
   /** The answer cache's bytes and entries (0 when off). */
   readonly cacheBytes?: () => number
   readonly cacheEntries?: () => number
@@ -55,6 +57,7 @@ const NO_SOURCES: Required<MetricsSources> = {
   chainHeads: () => [],
   chainLags: () => [],
   servedHeight: () => 0,
+  heightsKnown: () => true,
   cacheBytes: () => 0,
   cacheEntries: () => 0
 }
@@ -173,6 +176,8 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
       () => this.#sources.chainLags())
     gauge('edge_api_served_height', 'The highest block height served to a latest-state read; never goes down',
       () => this.#sources.servedHeight())
+    gauge('edge_api_chain_heights_known', '1 while the head poll confirms the chain\'s head (latest-state answers pinned to it and cached); 0 while no node tells its head: answers read unpinned, uncached',
+      () => Number(this.#sources.heightsKnown()))
     this.#cacheResults = new Counter({
       name: 'edge_api_cache_requests_total',
       help: 'Cacheable /v1 reads by route and result: hit, coalesced (shared an answer being built), miss (built), revalidated (304)',

@@ -1,42 +1,43 @@
-import { encoded, I32, I64, LEN, ProtobufWriter, tag, VARINT } from './protobuf-writer.js'
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire'
 import { ChainSpanRecord, ServerSpanRecord, type SpanContext, type SpanRecord } from './span-records.js'
 
 // An OTLP ExportTraceServiceRequest (opentelemetry/proto/collector/trace/v1/trace_service.proto
-// and trace/v1/trace.proto) written straight from our span records, in one pass: one
-// ResourceSpans, with a ScopeSpans for edge-api.server and one for edge-api.chain. What never
-// changes is encoded once: the resource, the scopes, the attribute keys, and each kind of
-// span's constant fields (ConstantBlocks), so a span costs its ids, times and an id or two.
-// The SDK's OTLP transports send it (exporter.ts): this is the serializer they take
-// (ISerializer of @opentelemetry/otlp-transformer).
+// and trace/v1/trace.proto) written straight from our span records, in one pass, with
+// @bufbuild/protobuf's BinaryWriter: one ResourceSpans, with a ScopeSpans for edge-api.server
+// and one for edge-api.chain. What never changes is encoded once: the resource, the scopes,
+// the attribute keys, and each kind of span's constant fields (ConstantBlocks), so a span
+// costs its ids, times and an id or two. exporter.ts sends it.
 // test/tracing/otlp-serializer.test.ts decodes it with the receiver's independent reader.
 
+/** A field's tag, as the varint BinaryWriter.uint32 writes: one byte for fields 1 to 15. */
+const tag = (field: number, wireType: WireType): number => (field << 3) | wireType
+
 // Field tags, by message.
-const REQUEST_RESOURCE_SPANS = tag(1, LEN)
-const RESOURCE_SPANS_RESOURCE = tag(1, LEN)
-const RESOURCE_SPANS_SCOPE_SPANS = tag(2, LEN)
-const RESOURCE_ATTRIBUTES = tag(1, LEN)
-const SCOPE_SPANS_SCOPE = tag(1, LEN)
-const SCOPE_SPANS_SPANS = tag(2, LEN)
-const SCOPE_NAME = tag(1, LEN)
-const SCOPE_VERSION = tag(2, LEN)
-const SPAN_TRACE_ID = tag(1, LEN)
-const SPAN_SPAN_ID = tag(2, LEN)
-const SPAN_TRACE_STATE = tag(3, LEN)
-const SPAN_PARENT_SPAN_ID = tag(4, LEN)
-const SPAN_NAME = tag(5, LEN)
-const SPAN_KIND = tag(6, VARINT)
-const SPAN_START = tag(7, I64)
-const SPAN_END = tag(8, I64)
-const SPAN_ATTRIBUTES = tag(9, LEN)
-const SPAN_STATUS = tag(15, LEN)
-// Field 16: its tag is two bytes, (16 << 3 | I32) as a varint.
-const SPAN_FLAGS = new Uint8Array([((16 << 3) | I32) & 0x7f | 0x80, (16 << 3) >> 7])
-const STATUS_CODE = tag(3, VARINT)
-const KEY_VALUE_KEY = tag(1, LEN)
-const KEY_VALUE_VALUE = tag(2, LEN)
-const ANY_STRING = tag(1, LEN)
-const ANY_BOOL = tag(2, VARINT)
-const ANY_INT = tag(3, VARINT)
+const REQUEST_RESOURCE_SPANS = tag(1, WireType.LengthDelimited)
+const RESOURCE_SPANS_RESOURCE = tag(1, WireType.LengthDelimited)
+const RESOURCE_SPANS_SCOPE_SPANS = tag(2, WireType.LengthDelimited)
+const RESOURCE_ATTRIBUTES = tag(1, WireType.LengthDelimited)
+const SCOPE_SPANS_SCOPE = tag(1, WireType.LengthDelimited)
+const SCOPE_SPANS_SPANS = tag(2, WireType.LengthDelimited)
+const SCOPE_NAME = tag(1, WireType.LengthDelimited)
+const SCOPE_VERSION = tag(2, WireType.LengthDelimited)
+const SPAN_TRACE_ID = tag(1, WireType.LengthDelimited)
+const SPAN_SPAN_ID = tag(2, WireType.LengthDelimited)
+const SPAN_TRACE_STATE = tag(3, WireType.LengthDelimited)
+const SPAN_PARENT_SPAN_ID = tag(4, WireType.LengthDelimited)
+const SPAN_NAME = tag(5, WireType.LengthDelimited)
+const SPAN_KIND = tag(6, WireType.Varint)
+const SPAN_START = tag(7, WireType.Bit64)
+const SPAN_END = tag(8, WireType.Bit64)
+const SPAN_ATTRIBUTES = tag(9, WireType.LengthDelimited)
+const SPAN_STATUS = tag(15, WireType.LengthDelimited)
+const SPAN_FLAGS = tag(16, WireType.Bit32)
+const STATUS_CODE = tag(3, WireType.Varint)
+const KEY_VALUE_KEY = tag(1, WireType.LengthDelimited)
+const KEY_VALUE_VALUE = tag(2, WireType.LengthDelimited)
+const ANY_STRING = tag(1, WireType.LengthDelimited)
+const ANY_BOOL = tag(2, WireType.Varint)
+const ANY_INT = tag(3, WireType.Varint)
 
 const KIND_SERVER = 2
 const KIND_CLIENT = 3
@@ -45,72 +46,76 @@ const STATUS_ERROR = 2
 const FLAGS_LOCAL_PARENT = 0x01 | 0x100
 const FLAGS_REMOTE_PARENT = 0x01 | 0x100 | 0x200
 
+/** The bytes of fields written ahead of time with `build` (keys, constant attributes, blocks, the resource, the scopes). */
+function encoded (build: (w: BinaryWriter) => void): Uint8Array {
+  const w = new BinaryWriter()
+  build(w)
+  return w.finish()
+}
+
 /** A KeyValue's key field, ahead of its value. */
 function keyField (key: string): Uint8Array {
-  return encoded((w) => {
-    w.byte(KEY_VALUE_KEY)
-    w.string(key)
-  })
+  return encoded((w) => w.uint32(KEY_VALUE_KEY).string(key))
 }
 
 /** A whole attribute of a string value, its field's tag included (a span's attributes, or the resource's). */
-function stringAttribute (w: ProtobufWriter, key: Uint8Array, value: string, field = SPAN_ATTRIBUTES): void {
-  w.byte(field)
-  const pair = w.begin(1)
-  w.raw(key)
-  w.byte(KEY_VALUE_VALUE)
-  const any = w.begin(1)
-  w.byte(ANY_STRING)
-  w.string(value)
-  w.end(any, 1)
-  w.end(pair, 1)
+function stringAttribute (w: BinaryWriter, key: Uint8Array, value: string, field = SPAN_ATTRIBUTES): void {
+  w.uint32(field).fork().raw(key).uint32(KEY_VALUE_VALUE).fork().uint32(ANY_STRING).string(value).join().join()
 }
 
-function intAttribute (w: ProtobufWriter, key: Uint8Array, value: number): void {
-  w.byte(SPAN_ATTRIBUTES)
-  const pair = w.begin(1)
-  w.raw(key)
-  w.byte(KEY_VALUE_VALUE)
-  const any = w.begin(1)
-  w.byte(ANY_INT)
-  w.varint(value)
-  w.end(any, 1)
-  w.end(pair, 1)
+/** A whole attribute of a small non-negative integer value (a status code, a node, an attempt). */
+function intAttribute (w: BinaryWriter, key: Uint8Array, value: number): void {
+  w.uint32(SPAN_ATTRIBUTES).fork().raw(key).uint32(KEY_VALUE_VALUE).fork().uint32(ANY_INT).uint32(value).join().join()
 }
 
-const boolAttribute = (key: Uint8Array): Uint8Array => encoded((w) => {
-  w.byte(SPAN_ATTRIBUTES)
-  const pair = w.begin(1)
-  w.raw(key)
-  w.byte(KEY_VALUE_VALUE)
-  w.byte(2)
-  w.byte(ANY_BOOL)
-  w.byte(1)
-  w.end(pair, 1)
-})
+const boolAttribute = (key: Uint8Array): Uint8Array => encoded((w) =>
+  w.uint32(SPAN_ATTRIBUTES).fork().raw(key).uint32(KEY_VALUE_VALUE).fork().uint32(ANY_BOOL).bool(true).join().join())
+
+/** Each hex digit's value, by its character code (ids are validated or made as lower-case hex). */
+const NIBBLE = new Uint8Array(128)
+for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i
+
+/** An id's field: the bytes its lower-case hex digits spell. */
+function idField (w: BinaryWriter, field: number, digits: string): void {
+  const bytes = new Uint8Array(digits.length >> 1)
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (NIBBLE[digits.charCodeAt(2 * i)] as number) << 4 | (NIBBLE[digits.charCodeAt(2 * i + 1)] as number)
+  w.uint32(field).bytes(bytes)
+}
+
+const TWO_20 = 2 ** 20
+const TWO_32 = 2 ** 32
+
+/**
+ * A time field: the wall-clock nanoseconds of `ms` (a performance.now() time of the span's
+ * request), read as its context's wall clock (Date.now() when the request's trace began) plus
+ * the monotonic time since. Written as the fixed64's two little-endian 32-bit halves, computed
+ * exactly in doubles: the epoch's milliseconds split at 2^20, each part times 10^6 below 2^53.
+ */
+function timeField (w: BinaryWriter, field: number, context: SpanContext, ms: number): void {
+  const wallMs = context.wallClockMs
+  const upper = Math.floor(wallMs / TWO_20)
+  // (upper × 2^20) ms in ns is (upper × 10^6) × 2^20: its bits above 32 are hi, the rest start lo.
+  const upperNs = upper * 1e6
+  let hi = Math.floor(upperNs / 2 ** 12)
+  let lo = (upperNs - hi * 2 ** 12) * TWO_20 + (wallMs - upper * TWO_20) * 1e6 + Math.round((ms - context.monotonicMs) * 1e6)
+  const carry = Math.floor(lo / TWO_32)
+  hi += carry
+  lo -= carry * TWO_32
+  w.uint32(field).fixed32(lo).fixed32(hi)
+}
 
 /**
  * The fields that differ from span to span, as every span has them: its trace, its id, the
  * trace's tracestate, its parent ('' for a root) and its times.
  */
-function spanIdsAndTimes (w: ProtobufWriter, spanId: string, parentSpanId: string,
+function spanIdsAndTimes (w: BinaryWriter, spanId: string, parentSpanId: string,
   times: { readonly startMs: number, readonly endMs: number }, context: SpanContext): void {
-  w.byte(SPAN_TRACE_ID)
-  w.hex(context.traceId)
-  w.byte(SPAN_SPAN_ID)
-  w.hex(spanId)
-  if (context.traceState !== '') {
-    w.byte(SPAN_TRACE_STATE)
-    w.string(context.traceState)
-  }
-  if (parentSpanId !== '') {
-    w.byte(SPAN_PARENT_SPAN_ID)
-    w.hex(parentSpanId)
-  }
-  w.byte(SPAN_START)
-  w.time(times.startMs)
-  w.byte(SPAN_END)
-  w.time(times.endMs)
+  idField(w, SPAN_TRACE_ID, context.traceId)
+  idField(w, SPAN_SPAN_ID, spanId)
+  if (context.traceState !== '') w.uint32(SPAN_TRACE_STATE).string(context.traceState)
+  if (parentSpanId !== '') idField(w, SPAN_PARENT_SPAN_ID, parentSpanId)
+  timeField(w, SPAN_START, context, times.startMs)
+  timeField(w, SPAN_END, context, times.endMs)
 }
 
 const KEYS = {
@@ -130,19 +135,13 @@ const KEYS = {
 const DRAINING = boolAttribute(keyField('edge_api.draining'))
 const HEDGE = boolAttribute(keyField('edge_api.chain.hedge'))
 
-function errorStatus (w: ProtobufWriter): void {
-  w.byte(SPAN_STATUS)
-  w.byte(2)
-  w.byte(STATUS_CODE)
-  w.byte(STATUS_ERROR)
+function errorStatus (w: BinaryWriter): void {
+  w.uint32(SPAN_STATUS).fork().uint32(STATUS_CODE).uint32(STATUS_ERROR).join()
 }
 
 /** A span's name (Span.name) and kind. */
-function nameAndKind (w: ProtobufWriter, name: string, kind: number): void {
-  w.byte(SPAN_NAME)
-  w.string(name)
-  w.byte(SPAN_KIND)
-  w.byte(kind)
+function nameAndKind (w: BinaryWriter, name: string, kind: number): void {
+  w.uint32(SPAN_NAME).string(name).uint32(SPAN_KIND).uint32(kind)
 }
 
 /** How many constant blocks a serializer keeps (each ~150 bytes); past it, a block is encoded for its one span and not kept. */
@@ -165,7 +164,7 @@ class ConstantBlocks {
   }
 
   /** The block of `span`'s kind; `n` undefined for a kind that is never kept (encoded for its one span, as past the bound). */
-  get<Span> (a: string, b: string, n: number | undefined, span: Span, encode: (w: ProtobufWriter, span: Span) => void): Uint8Array {
+  get<Span> (a: string, b: string, n: number | undefined, span: Span, encode: (w: BinaryWriter, span: Span) => void): Uint8Array {
     let byB = this.#blocks.get(a)
     let byN = byB?.get(b)
     let block = n === undefined ? undefined : byN?.get(n)
@@ -197,7 +196,7 @@ function serverKind (span: ServerSpanRecord): number | undefined {
 }
 
 /** A server span's constant fields: name, kind, method, scheme, route, status, the drain, error, flags (and its path when it is the route). */
-function serverConstants (w: ProtobufWriter, span: ServerSpanRecord): void {
+function serverConstants (w: BinaryWriter, span: ServerSpanRecord): void {
   const { method, route, statusCode } = span
   nameAndKind(w, route === undefined ? method : `${method} ${route}`, KIND_SERVER)
   stringAttribute(w, KEYS.method, method)
@@ -216,8 +215,7 @@ function serverConstants (w: ProtobufWriter, span: ServerSpanRecord): void {
       errorStatus(w)
     }
   }
-  w.raw(SPAN_FLAGS)
-  w.fixed32(span.context.parentSpanId === '' ? FLAGS_LOCAL_PARENT : FLAGS_REMOTE_PARENT)
+  w.uint32(SPAN_FLAGS).fixed32(span.context.parentSpanId === '' ? FLAGS_LOCAL_PARENT : FLAGS_REMOTE_PARENT)
 }
 
 /** The number that, with its template and outcome, says which constant block a chain span takes: node, attempt, hedge. */
@@ -226,7 +224,7 @@ function chainKind (span: ChainSpanRecord): number {
 }
 
 /** A chain span's constant fields: name, kind, method, template, node, attempt, resends, hedge, outcome, error, flags. */
-function chainConstants (w: ProtobufWriter, span: ChainSpanRecord): void {
+function chainConstants (w: BinaryWriter, span: ChainSpanRecord): void {
   nameAndKind(w, `GET ${span.template}`, KIND_CLIENT)
   stringAttribute(w, KEYS.method, 'GET')
   stringAttribute(w, KEYS.template, span.template)
@@ -237,16 +235,17 @@ function chainConstants (w: ProtobufWriter, span: ChainSpanRecord): void {
   // A hedged read's second attempt, sent while the first was still waiting (docs/hedged-reads.md).
   if (span.hedge) w.raw(HEDGE)
   stringAttribute(w, KEYS.outcome, span.outcome)
-  if (span.outcome !== 'ok') {
+  // An attempt the read no longer needed (the other of a hedged pair answered first) did not fail: no error.
+  if (span.outcome !== 'ok' && span.outcome !== 'abandoned') {
     stringAttribute(w, KEYS.errorType, span.outcome)
     errorStatus(w)
   }
-  w.raw(SPAN_FLAGS)
-  w.fixed32(FLAGS_LOCAL_PARENT)
+  w.uint32(SPAN_FLAGS).fixed32(FLAGS_LOCAL_PARENT)
 }
 
 export class OtlpTraceSerializer {
-  readonly #writer = new ProtobufWriter()
+  /** One writer for every export: finish() hands over its bytes and leaves it empty. */
+  readonly #writer = new BinaryWriter()
   /** ResourceSpans.resource, whole. */
   readonly #resource: Uint8Array
   /** ScopeSpans.scope of each scope, whole. */
@@ -257,76 +256,56 @@ export class OtlpTraceSerializer {
   constructor (resource: Readonly<Record<string, string>>, scopeVersion: string, constantBlocks = CONSTANT_BLOCKS) {
     this.#constants = new ConstantBlocks(constantBlocks)
     this.#resource = encoded((w) => {
-      w.byte(RESOURCE_SPANS_RESOURCE)
-      const message = w.begin(2)
+      w.uint32(RESOURCE_SPANS_RESOURCE).fork()
       for (const [key, value] of Object.entries(resource)) stringAttribute(w, keyField(key), value, RESOURCE_ATTRIBUTES)
-      w.end(message, 2)
+      w.join()
     })
     const scope = (name: string): Uint8Array => encoded((w) => {
-      w.byte(SCOPE_SPANS_SCOPE)
-      const message = w.begin(1)
-      w.byte(SCOPE_NAME)
-      w.string(name)
-      w.byte(SCOPE_VERSION)
-      w.string(scopeVersion)
-      w.end(message, 1)
+      w.uint32(SCOPE_SPANS_SCOPE).fork().uint32(SCOPE_NAME).string(name).uint32(SCOPE_VERSION).string(scopeVersion).join()
     })
     this.#serverScope = scope('edge-api.server')
     this.#chainScope = scope('edge-api.chain')
   }
 
-  /** The export request of `spans`; undefined for none (the delegate sends nothing then). */
+  /** The export request of `spans`; undefined for none (nothing is sent then). */
   serializeRequest (spans: readonly SpanRecord[]): Uint8Array | undefined {
     if (spans.length === 0) return undefined
     const w = this.#writer
-    w.byte(REQUEST_RESOURCE_SPANS)
-    const resourceSpans = w.begin(3)
+    w.uint32(REQUEST_RESOURCE_SPANS).fork()
     w.raw(this.#resource)
     let server = 0
     for (const span of spans) if (span instanceof ServerSpanRecord) server++
     if (server > 0) {
-      w.byte(RESOURCE_SPANS_SCOPE_SPANS)
-      const scopeSpans = w.begin(3)
+      w.uint32(RESOURCE_SPANS_SCOPE_SPANS).fork()
       w.raw(this.#serverScope)
       for (const span of spans) if (span instanceof ServerSpanRecord) this.#server(w, span)
-      w.end(scopeSpans, 3)
+      w.join()
     }
     if (server < spans.length) {
-      w.byte(RESOURCE_SPANS_SCOPE_SPANS)
-      const scopeSpans = w.begin(3)
+      w.uint32(RESOURCE_SPANS_SCOPE_SPANS).fork()
       w.raw(this.#chainScope)
       for (const span of spans) if (span instanceof ChainSpanRecord) this.#chain(w, span)
-      w.end(scopeSpans, 3)
+      w.join()
     }
-    w.end(resourceSpans, 3)
-    return w.take()
+    w.join()
+    return w.finish()
   }
 
-  /**
-   * The collector's answer. Its one field, partial_success, would only be logged by the SDK's
-   * delegate through its diag logger, which edge-api does not install: nothing to read.
-   */
-  deserializeResponse (_data: Uint8Array): object {
-    return {}
-  }
-
-  #server (w: ProtobufWriter, span: ServerSpanRecord): void {
+  #server (w: BinaryWriter, span: ServerSpanRecord): void {
     const { context } = span
-    w.byte(SCOPE_SPANS_SPANS)
-    const message = w.begin(2)
+    w.uint32(SCOPE_SPANS_SPANS).fork()
     spanIdsAndTimes(w, context.spanId, context.parentSpanId, span, context)
     if (span.path !== span.route) stringAttribute(w, KEYS.path, span.path)
     stringAttribute(w, KEYS.requestId, span.requestId)
     w.raw(this.#constants.get(span.method, span.route ?? '', serverKind(span), span, serverConstants))
-    w.end(message, 2)
+    w.join()
   }
 
-  #chain (w: ProtobufWriter, span: ChainSpanRecord): void {
+  #chain (w: BinaryWriter, span: ChainSpanRecord): void {
     const { context } = span
-    w.byte(SCOPE_SPANS_SPANS)
-    const message = w.begin(2)
+    w.uint32(SCOPE_SPANS_SPANS).fork()
     spanIdsAndTimes(w, span.spanId, context.spanId, span, context)
     w.raw(this.#constants.get(span.template, span.outcome, chainKind(span), span, chainConstants))
-    w.end(message, 2)
+    w.join()
   }
 }

@@ -14,13 +14,25 @@ export class SpanContext {
   /** The caller's tracestate, cleaned; '' without one. */
   readonly traceState: string
   readonly sampled: boolean
+  /**
+   * The wall clock (Date.now()) and the monotonic clock (performance.now()) read together
+   * when the trace was resolved: a span's times are its monotonic readings from there, added
+   * to the wall clock. So they follow the wall clock however long the process runs (the
+   * monotonic clock alone, from performance.timeOrigin, drifts from it: the SDK's fix of
+   * 2022), and a request's spans keep their order and sub-millisecond durations.
+   */
+  readonly wallClockMs: number
+  readonly monotonicMs: number
 
-  constructor (traceId: string, spanId: string, parentSpanId: string, traceState: string, sampled: boolean) {
+  constructor (traceId: string, spanId: string, parentSpanId: string, traceState: string, sampled: boolean,
+    wallClockMs = Date.now(), monotonicMs = performance.now()) {
     this.traceId = traceId
     this.spanId = spanId
     this.parentSpanId = parentSpanId
     this.traceState = traceState
     this.sampled = sampled
+    this.wallClockMs = wallClockMs
+    this.monotonicMs = monotonicMs
   }
 }
 
@@ -34,7 +46,7 @@ export class ServerSpanRecord {
   readonly path: string
   readonly scheme: string
   readonly requestId: string
-  /** performance.now() at its start and its end. */
+  /** performance.now() at its start and its end (the serializer makes them wall-clock times: SpanContext). */
   readonly startMs: number
   readonly endMs: number
   /** The status sent; undefined when the client left before its answer (error.type aborted). */

@@ -265,3 +265,23 @@ t.test('the app: with both nodes down, reads are 503 and /readyz is 503; one nod
   await b.restore()
   t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200, 'one node back: reads answer')
 })
+
+t.test('a node that rate-limits (gRPC ResourceExhausted, whatever its HTTP status) is skipped: the read goes to the next node at once (issue 33)', async (t) => {
+  const { a, b, client, lines } = await twoNodes(t)
+  a.fail(READ, 8, 'rate limit exceeded', 500)
+  t.same(await client.get(READ), EPOCH_INFO)
+  t.same([a.count(READ), b.count(READ)], [1, 1])
+  t.match(lines, [{ msg: 'chain node down', node: a.url, reason: 'answered 500 (rate-limited: rate limit exceeded)' }])
+  t.same(client.nodesUp, [false, true])
+})
+
+t.test('a proxy\'s 429 page sends the read to the next node; with every node refusing, the client gets a 429', async (t) => {
+  const { a, b, client } = await twoNodes(t)
+  a.raw(READ, 429, '<html>429 Too Many Requests</html>')
+  t.same(await client.get(READ), EPOCH_INFO)
+  b.raw(READ, 429, '<html>429 Too Many Requests</html>')
+  const error = await client.get(READ).catch((err: unknown) => err) as ChainStatusError
+  t.ok(error instanceof ChainStatusError)
+  t.equal(error.statusCode, 429)
+  t.equal(error.message, 'chain node rate-limited this read')
+})

@@ -1,23 +1,15 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
+import { HEAD_POLL_TIMEOUT_MS, LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { ChainHeads } from '../../src/chain/heights.js'
+import { until } from '../fixtures/wait.js'
 
 // One height per answer, never backwards, and a height a node cannot serve is that node's
 // failure (docs/heights-and-cache.md). The simulators share a BlockClock; each has its lag.
 
 const MULTI_CALL_ROUTES = ['/v1/participants', '/v1/models', '/v1/pricing', '/v1/epochs/current/participants', '/v1/epochs/42/participants']
-
-async function nodes (t: Test, lags: number[]): Promise<{ clock: BlockClock, sims: ChainSimulator[] }> {
-  const clock = new BlockClock()
-  const sims = await Promise.all(lags.map(async (lag) => startChainSimulator(0, { clock, lag })))
-  t.teardown(async () => {
-    clock.stop()
-    await Promise.all(sims.map(async (sim) => sim.close()))
-  })
-  return { clock, sims }
-}
 
 /** The heights an answer's reads were asked at and answered at (the head poll left out; failed sub-queries answer none). */
 function readHeights (sim: ChainSimulator): { asked: Array<number | undefined>, answered: number[] } {
@@ -189,21 +181,83 @@ t.test('a head poll that fails once (a keep-alive connection the node closed) is
   t.equal(Number(res.headers['x-block-height']), sim!.head)
 })
 
-t.test('a node whose latest block tells no height (neither the body nor the header) confirms no head: 503 after two rounds', async (t) => {
+t.test('a node whose latest block tells no height (neither the body nor the header): after two rounds the read goes unpinned, uncached; one warn line; known again once the poll confirms a head', async (t) => {
   const { sims: [sim] } = await nodes(t, [0])
   sim!.override(LATEST_BLOCK_PATH, { block: { header: {} } })
   sim!.tellsHeight = false
-  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  const { app, chain, metrics, logs } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1s' } })
   sim!.resetCounts()
   const res = await app.inject('/v1/epochs/latest')
-  t.equal(res.statusCode, 503)
-  t.same(res.json(), { message: 'chain unavailable' })
-  t.equal(sim!.count(LATEST_BLOCK_PATH), 2, 'asked twice')
-  t.equal(sim!.count('/productscience'), 0, 'no read without a head')
+  t.equal(res.statusCode, 200, 'answered at the node\'s latest, as the Go service read')
+  t.equal(res.headers['x-block-height'], undefined, 'no height known, none named')
+  t.equal(res.headers['x-cache'], undefined, 'not served through the cache')
+  t.equal(res.headers['cache-control'], 'no-cache')
+  t.match(res.headers.etag, /^"/, 'tagged by its body')
+  t.same(sim!.requests.map((r) => r.split('?')[0]), [LATEST_BLOCK_PATH, LATEST_BLOCK_PATH, '/productscience/inference/inference/epoch_info'], 'two poll rounds, then the read')
+  t.same(sim!.askedHeights, [undefined, undefined, undefined], 'unpinned')
+  t.equal(chain.heads.known, false)
+  t.match(await metrics!.scrape(), /^edge_api_chain_heights_known 0$/m)
+  const again = await app.inject({ url: '/v1/epochs/latest', headers: { 'if-none-match': res.headers.etag as string } })
+  t.equal(again.statusCode, 304, 'the same body: its tag revalidates')
+  t.equal(sim!.count(LATEST_BLOCK_PATH), 2, 'no read waits for the poll while the heights are unknown, nor starts one within half EDGE_API_HEAD_MAX_AGE of the last')
+  t.equal(sim!.count('/productscience/inference/inference/epoch_info'), 2, 'nothing cached without a height: asked again')
+
+  // The node tells its head again: a background poll confirms it, and the reads are pinned again.
+  sim!.clearFaults()
+  sim!.tellsHeight = true
+  await until(async () => {
+    await app.inject('/v1/epochs/latest')
+    return chain.heads.known
+  }, 'the heights known again', { intervalMs: 50 })
+  const pinned = await app.inject('/v1/epochs/latest')
+  t.equal(Number(pinned.headers['x-block-height']), sim!.head)
+  t.match(await metrics!.scrape(), /^edge_api_chain_heights_known 1$/m)
+  t.same(logs.filter((l) => l.msg.startsWith('chain heights')).map((l) => [l.level, l.msg]), [
+    [40, 'chain heights unknown; serving latest-state reads unpinned'],
+    [40, 'chain heights known again; latest-state reads pinned to the head']
+  ], 'one warn line per change')
+})
+
+t.test('a node whose blocks/latest hangs: the head poll gives up after its own budget (HEAD_POLL_TIMEOUT_MS), not the chain timeout, and marks no node down', async (t) => {
+  const { sims: [a, b] } = await nodes(t, [0, 0])
+  a!.hang(LATEST_BLOCK_PATH)
+  b!.hang(LATEST_BLOCK_PATH)
+  const { app, chain, logs } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CHAIN_TIMEOUT: '30s', EDGE_API_LOG_LEVEL: 'info' } })
+  const started = performance.now()
+  const res = await app.inject('/v1/epochs/latest')
+  const took = performance.now() - started
+  t.equal(res.statusCode, 200)
+  t.ok(took >= 2 * HEAD_POLL_TIMEOUT_MS - 50 && took < 2 * HEAD_POLL_TIMEOUT_MS + 900, `two rounds of the poll's budget, then the read: ${took.toFixed(0)} ms`)
+  t.equal(Number(res.headers['x-block-height']), a!.head, 'pinned to the height its first read was answered at')
+  t.same(chain.nodesUp, [true, true], 'no node down')
+  t.notOk(logs.some((l) => l.msg === 'chain node down'))
+  const next = performance.now()
+  t.equal((await app.inject('/v1/participants')).statusCode, 200)
+  t.ok(performance.now() - next < HEAD_POLL_TIMEOUT_MS, 'the next read waits for no poll')
+})
+
+t.test('a head is fresh only when an answer at or above the best head confirms it: a node 1000 blocks behind confirms nothing', async (t) => {
+  const polls: number[] = []
+  const heads = new ChainHeads({
+    nodeCount: 2,
+    maxLag: 2,
+    maxAgeMs: 30,
+    log: undefined,
+    urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+    poll: async () => { polls.push(performance.now()) }
+  })
+  heads.observe(1, 2000, true)
+  t.equal(heads.fresh(), 2000)
+  await new Promise((resolve) => setTimeout(resolve, 40))
+  heads.observe(0, 1000, true)
+  t.equal(heads.fresh(), undefined, 'the lagging node\'s latest answer left the best head stale')
+  heads.observe(1, 2000, false)
+  t.equal(heads.fresh(), undefined, 'a pinned answer confirms nothing either')
+  heads.observe(1, 2000, true)
+  t.equal(heads.fresh(), 2000, 'the best node\'s latest answer at the same head confirms it')
 })
 
 t.test('ChainHeads without a log still judges lag (nothing is written)', async (t) => {
-  const { ChainHeads } = await import('../../src/chain/heights.js')
   const heads = new ChainHeads({
     nodeCount: 2,
     maxLag: 2,

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ChainNodes, OVERTAKEN_DEMOTES_MS, OVERTAKEN_IN_A_ROW, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
+import { ChainNodes, MAX_RETRY_AFTER_MS, OVERTAKEN_DEMOTES_MS, OVERTAKEN_IN_A_ROW, retryAfterMs, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
@@ -188,4 +188,40 @@ t.test('without a log, state changes are silent', async (t) => {
   nodes.failed(a, 'refused')
   nodes.answered(a)
   t.equal(a.healthy, true)
+})
+
+t.test('retryAfterMs: Retry-After in seconds or as an HTTP-date, capped; none when absent, unreadable or past', async (t) => {
+  const now = Date.parse('2026-12-02T17:00:00Z')
+  t.equal(retryAfterMs('30', now), 30_000)
+  t.equal(retryAfterMs(' 5 ', now), 5000)
+  t.equal(retryAfterMs('Wed, 02 Dec 2026 17:00:20 GMT', now), 20_000)
+  t.equal(retryAfterMs('3600', now), MAX_RETRY_AFTER_MS, 'an hour is capped')
+  t.equal(retryAfterMs('0', now), undefined, '0: the usual backoff')
+  t.equal(retryAfterMs('Wed, 02 Dec 2026 16:59:00 GMT', now), undefined, 'a date past')
+  t.equal(retryAfterMs('soon', now), undefined)
+  t.equal(retryAfterMs('', now), undefined)
+  t.equal(retryAfterMs(undefined, now), undefined)
+  t.equal(retryAfterMs(['30', '60'], now), undefined, 'repeated: not a header Node gives as one string')
+  t.ok((retryAfterMs('2') as number) === 2000, 'now defaults to the wall clock')
+})
+
+t.test('a node that failed with a Retry-After is first probed after it, then at a growing interval', async (t) => {
+  const clock = new ManualClock()
+  const probed: number[] = []
+  const { log, lines } = memoryLog()
+  const nodes = new ChainNodes({ urls: URLS, pool: {}, log, clock, probe: async () => { probed.push(clock.now()) } })
+  t.teardown(async () => nodes.close())
+  const node = nodes.all[0] as ChainNode
+  const start = clock.now()
+  nodes.failed(node, 'answered 429 (rate-limited: slow down)', 30_000)
+  t.match(lines, [{ level: 'warn', msg: 'chain node down', retryInMs: 30_000 }])
+  t.equal(nodes.pick(), nodes.all[1], 'skipped meanwhile')
+  clock.advance(29_999)
+  t.same(probed, [], 'not probed before its Retry-After')
+  clock.advance(1)
+  t.same(probed, [start + 30_000])
+  // The probe's outcome (it did not bring the node back) is handled once it has settled.
+  await new Promise((resolve) => setImmediate(resolve))
+  clock.advance(5000)
+  t.same(probed, [start + 30_000, start + 35_000], 'then at the usual interval, at most its 5 s')
 })

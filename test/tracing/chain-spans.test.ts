@@ -5,6 +5,7 @@ import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 import type { FastifyRequest } from 'fastify'
+import { NODE_INFO_PATH } from '../../src/chain/client.js'
 import { ChainSpans } from '../../src/tracing/chain-spans.js'
 import { DropReport } from '../../src/tracing/drop-report.js'
 import { createSampler } from '../../src/tracing/sampler.js'
@@ -48,6 +49,26 @@ for (const transport of ['http', 'grpc'] as const) {
     t.equal(spans.filter((s) => s.kind === CLIENT).length, 2, 'no span for the background probe')
   })
 }
+
+t.test('a hedged read: the attempt that lost (abandoned) is not an error, the hedge that won is ok', async (t) => {
+  const [slow, fast] = [await startChainSimulator(), await startChainSimulator()]
+  t.teardown(async () => { await slow.close(); await fast.close() })
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const { origin } = await startTracedService(t, [slow.url, fast.url], receiver, { EDGE_API_CHAIN_TIMEOUT: '5s' })
+  slow.hang(NODE_INFO_PATH)
+  const res = await fetch(`${origin}/v1/versions`, { headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` } })
+  t.equal(res.status, 200, 'answered by the hedge')
+  await res.arrayBuffer()
+  const spans = await receiver.waitFor((s) => s.some((span) => span.attributes['edge_api.chain.outcome'] === 'abandoned'), 'the abandoned attempt\'s span')
+  const chain = spans.filter((s) => s.kind === CLIENT && s.traceId === TRACE_ID)
+  const lost = chain.find((c) => c.attributes['edge_api.chain.outcome'] === 'abandoned')!
+  const won = chain.find((c) => c.attributes['edge_api.chain.hedge'] === true)!
+  t.match(lost.attributes, { 'edge_api.chain.node': 1, 'edge_api.chain.attempt': 1 })
+  t.equal(lost.statusCode, 0, 'the lost attempt\'s status is unset, not ERROR')
+  t.notOk('error.type' in lost.attributes, 'and it has no error.type')
+  t.match([won.attributes['edge_api.chain.outcome'], won.statusCode], ['ok', 0], 'the hedge answered')
+})
 
 t.test('a request without traceparent starts a trace; its chain span sends it on; an unsampled parent is honoured', async (t) => {
   const sim = await startChainSimulator()

@@ -12,8 +12,8 @@ const CALLER = '00f067aa0ba902b7'
 const SERVER_SPAN = 'b7ad6b7169203331'
 const serializer = new OtlpTraceSerializer({ 'service.version': '1.2.3', 'service.name': 'edge-eu', 'k8s.pod.name': 'edge-api-7' }, '1.2.3')
 
-/** The Unix-epoch nanoseconds of a performance.now() time, by BigInt arithmetic (to the microsecond: timeOrigin is a double). */
-const epochNs = (ms: number): bigint => BigInt(Math.round((performance.timeOrigin + ms) * 1000)) * 1000n
+/** The Unix-epoch nanoseconds of `context`'s performance.now() time `ms`, by BigInt arithmetic (its wall clock plus the monotonic time since). */
+const epochNs = (context: SpanContext, ms: number): bigint => BigInt(context.wallClockMs) * 1_000_000n + BigInt(Math.round((ms - context.monotonicMs) * 1e6))
 
 t.test('a server span and its chain spans: ids, parent, trace state, name, kind, times, attributes, status, flags, scope, resource', async (t) => {
   const context = new SpanContext(TRACE, SERVER_SPAN, CALLER, 'vendor=a,other=b', true)
@@ -37,7 +37,7 @@ t.test('a server span and its chain spans: ids, parent, trace state, name, kind,
     'http.response.status_code': 200
   })
   t.same(s.resource, { 'service.version': '1.2.3', 'service.name': 'edge-eu', 'k8s.pod.name': 'edge-api-7' })
-  t.ok(s.startNs - epochNs(start) < 1000n && epochNs(start) - s.startNs < 1000n, `start ${s.startNs} is performance.timeOrigin + ${start} ms`)
+  t.equal(s.startNs, epochNs(context, start), `start ${s.startNs} is the request's wall clock + the monotonic time since`)
   t.equal(Number(s.endNs - s.startNs), 12_345_678, 'the duration to the nanosecond')
 
   const c = spans.find((span) => span.kind === CLIENT)!
@@ -54,6 +54,20 @@ t.test('a server span and its chain spans: ids, parent, trace state, name, kind,
     'error.type': 'timeout'
   })
   t.equal(Number(c.endNs - c.startNs), 1_500_000)
+})
+
+t.test('span times follow the wall clock read when the trace began, not performance.timeOrigin: a process up for weeks, its monotonic clock drifted', async (t) => {
+  // The monotonic clock says 40 days since timeOrigin, the wall clock says a minute more: the wall clock wins.
+  const monotonicMs = 40 * 86_400_000 + 0.123456
+  const wallClockMs = Math.round(performance.timeOrigin + monotonicMs) + 60_000
+  const context = new SpanContext(TRACE, SERVER_SPAN, '', '', true, wallClockMs, monotonicMs)
+  const span = new ServerSpanRecord(context, 'GET', '/v1/status', '/v1/status', 'http', 'r1', monotonicMs - 0.5, monotonicMs + 2.000001, 200, false)
+  const [s] = decodeExportRequest(serializer.serializeRequest([span])!)
+  t.equal(s!.startNs, BigInt(wallClockMs) * 1_000_000n - 500_000n, 'started 0.5 ms before the wall clock was read')
+  t.equal(s!.endNs - s!.startNs, 2_500_001n, 'the duration to the nanosecond')
+  const early = new SpanContext(TRACE, SERVER_SPAN, '', '', true, 1_048_575, 10)
+  const [e] = decodeExportRequest(serializer.serializeRequest([new ServerSpanRecord(early, 'GET', '/v1/status', '/v1/status', 'http', 'r1', 10, 11, 200, false)])!)
+  t.same([e!.startNs, e!.endNs], [1_048_575_000_000n, 1_048_576_000_000n], 'across a carry between the fixed64\'s halves')
 })
 
 t.test('a root span, a 5xx, an aborted request, the drain, a 404; non-ASCII and long strings; a big batch', async (t) => {
@@ -108,7 +122,7 @@ t.test('constant blocks: each kind of span its own, the same kind the same; past
       ], `pass ${pass + 1}`)
     }
   }
-  const chainKinds = [1, 2].flatMap((node) => (['ok', 'timeout'] as const).map((outcome) => {
+  const chainKinds = [1, 2].flatMap((node) => (['ok', 'timeout', 'abandoned'] as const).map((outcome) => {
     const span = new ChainSpanRecord(root, '2222222222222222', '/cosmos/base/tendermint/v1beta1/blocks/{}', node, node, node === 2, 1)
     span.endMs = 2
     span.outcome = outcome
@@ -116,8 +130,9 @@ t.test('constant blocks: each kind of span its own, the same kind the same; past
   }))
   for (let pass = 0; pass < 2; pass++) {
     t.same(decodeExportRequest(small.serializeRequest(chainKinds)!).map((s) => [s.attributes['edge_api.chain.node'], s.attributes['edge_api.chain.attempt'],
-      s.attributes['edge_api.chain.hedge'] ?? false, s.attributes['edge_api.chain.outcome'], s.statusCode]), [
-      [1, 1, false, 'ok', 0], [1, 1, false, 'timeout', 2], [2, 2, true, 'ok', 0], [2, 2, true, 'timeout', 2]
-    ])
+      s.attributes['edge_api.chain.hedge'] ?? false, s.attributes['edge_api.chain.outcome'], s.statusCode, s.attributes['error.type']]), [
+      [1, 1, false, 'ok', 0, undefined], [1, 1, false, 'timeout', 2, 'timeout'], [1, 1, false, 'abandoned', 0, undefined],
+      [2, 2, true, 'ok', 0, undefined], [2, 2, true, 'timeout', 2, 'timeout'], [2, 2, true, 'abandoned', 0, undefined]
+    ], 'an attempt abandoned (its hedged pair answered first) is not an error')
   }
 })

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath } from '../../chain/client.js'
@@ -139,13 +140,18 @@ export const bls: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'An epoch\'s BLS DKG data, with the group key and validation signature uncompressed',
       params: Type.Object({ id: Uint64Param }),
       response: withChainErrors(EpochResponse)
+    },
+    // Before the answer is pinned (src/cache/http-cache.ts runs the route's own preHandlers
+    // first): an id out of range is a 400 without any chain request, the head poll included.
+    // Go's binder: strconv.ParseUint's "value out of range".
+    preHandler: async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      const { id } = request.params
+      if (!fitsUint64(id)) throw badRequest(goIntegerError('id', id, 'uint64'))
     }
   }
   for (const path of ['/bls/epoch/:id', '/bls/epochs/:id']) {
     app.get(path, epochRoute, async (request) => {
       const { id } = request.params
-      // Go's binder: strconv.ParseUint's "value out of range".
-      if (!fitsUint64(id)) throw badRequest(goIntegerError('id', id, 'uint64'))
       const answer = await legacyChainQuery(request.chain.get(chainPath`/productscience/inference/bls/epoch_data/${BigInt(id)}`), failedToQuery('BLS epoch data')) as GatewayEpoch | null
       const raw: GatewayEpochData = answer?.epoch_data ?? {}
       return {

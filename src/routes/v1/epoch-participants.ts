@@ -105,10 +105,15 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       summary: 'An epoch\'s active participants with the store proof, the validator set and the exclusions',
       params: Type.Object({
-        // The range and "0" are checked in the handler: the Go service had a message for each.
+        // The range and "0" are checked in the preHandler: the Go service had a message for each.
         epoch: Type.String({ pattern: '^(?:current|[0-9]{1,64})$', description: '"current" or an epoch number from 1', 'x-error': INVALID_EPOCH })
       }),
       response: withChainErrors(ActiveParticipantsWithProof)
+    },
+    // Before the answer is pinned (src/cache/http-cache.ts runs the route's own preHandlers
+    // first): a bad epoch is a 400 without any chain request, the head poll included.
+    preHandler: async (request) => {
+      if (request.params.epoch !== 'current') numberedEpoch(request.params.epoch)
     }
   }, async (request) => {
     const { log, chain } = request
@@ -165,6 +170,11 @@ async function resolveEpoch (chain: ChainReader, param: string): Promise<bigint>
     const answer = await chain.get('/productscience/inference/inference/get_current_epoch') as { epoch?: string }
     return BigInt(int64(answer.epoch))
   }
+  return numberedEpoch(param)
+}
+
+/** An epoch number the schema's pattern let through, with the Go service's words for one out of range or 0. */
+function numberedEpoch (param: string): bigint {
   if (!fitsUint64(param)) throw badRequest(INVALID_EPOCH)
   const epoch = BigInt(param)
   if (epoch === 0n) throw badRequest('Epoch enumeration starts with 1')

@@ -41,14 +41,16 @@ export const pocBatches: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'The PoC batches submitted for the PoC stage that starts at a block height',
       params: Type.Object({
         // Go binds it with strconv.ParseInt (sign allowed); malformed values get its words
-        // (x-go-int), the 64-bit range is checked in the handler.
+        // (x-go-int), the 64-bit range is checked in the preHandler.
         epoch: Type.String({ pattern: '^[+-]?[0-9]+$', description: HEIGHT_RULE, 'x-go-int': 'int64' })
       }),
       response: withChainErrors(PocBatchesResponse)
-    }
+    },
+    // Before the answer is pinned (src/cache/http-cache.ts runs the route's own preHandlers
+    // first): a height out of range is a 400 without any chain request, the head poll included.
+    preHandler: async (request) => { stageHeight(request.params.epoch) }
   }, async (request) => {
-    const height = parseGoInteger(request.params.epoch, 'int64')
-    if (height === undefined) throw badRequest(goIntegerError('epoch', request.params.epoch, 'int64'))
+    const height = stageHeight(request.params.epoch)
     // The Go service returned the gRPC error unmapped, which Echo answered with a bare 500.
     const answer = await legacyChainQuery(
       request.chain.get(chainPath`/productscience/inference/inference/poc_batches_for_stage/${height}`),
@@ -58,4 +60,11 @@ export const pocBatches: FastifyPluginAsyncTypebox = async (app) => {
     if (body?.poc_batch === undefined) throw notFound(`PoC batches not found. epoch = ${height}`)
     return body
   })
+}
+
+/** The PoC stage's start height in the path, with Go's strconv.ParseInt words for one out of range. */
+function stageHeight (param: string): bigint {
+  const height = parseGoInteger(param, 'int64')
+  if (height === undefined) throw badRequest(goIntegerError('epoch', param, 'int64'))
+  return height
 }

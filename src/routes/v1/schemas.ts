@@ -31,7 +31,7 @@ export const UINT64_RULE = 'must be a decimal unsigned 64-bit integer'
 
 /**
  * A decimal unsigned 64-bit integer in a path, e.g. a BLS epoch id. Malformed values get
- * strconv.ParseUint's words (x-go-int, http/param-errors.ts); the handler checks the range.
+ * strconv.ParseUint's words (x-go-int, http/param-errors.ts); the route's preHandler checks the range, before any chain request.
  */
 export const Uint64Param = Type.String({ pattern: '^[0-9]+$', description: UINT64_RULE, 'x-go-int': 'uint64' })
 

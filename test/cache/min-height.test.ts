@@ -1,0 +1,205 @@
+import t from 'tap'
+import { buildTestApp } from '../fixtures/app.js'
+import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
+
+// The client-echoed minimum height (docs/heights-and-cache.md §7), in process: every path of
+// src/cache/min-height.ts. test/e2e/min-height.test.ts runs it over sockets on dist/main.js.
+
+const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
+
+const withMin = (minimum: number | string, headers: Record<string, string> = {}): { headers: Record<string, string> } =>
+  ({ headers: { [MIN_HEIGHT_HEADER]: String(minimum), ...headers } })
+
+t.test('the header is one block height: anything else is a 400 that says what is wrong', async (t) => {
+  t.equal(minimumHeight({}), undefined, 'absent: no minimum')
+  t.equal(minimumHeight({ [MIN_HEIGHT_HEADER]: '1843211' }), 1843211)
+  t.equal(minimumHeight({ [MIN_HEIGHT_HEADER]: '9007199254740991' }), 9007199254740991, '16 digits up to 2^53 - 1')
+  for (const value of ['', 'abc', '0', '-5', '+5', '05', '1.5', '1e6', '0x10', '12345678901234567', '9007199254740992', '9999999999999999']) {
+    t.throws(() => minimumHeight({ [MIN_HEIGHT_HEADER]: value }), { statusCode: 400, message: /^X-Min-Block-Height must be a block height: a positive integer of at most 16 digits/ }, JSON.stringify(value))
+  }
+  // Node joins a repeated header with ", ".
+  t.throws(() => minimumHeight({ [MIN_HEIGHT_HEADER]: '5, 6' }), { statusCode: 400, message: 'X-Min-Block-Height must be sent once, with one block height' })
+})
+
+for (const cache of ['0', '1MiB']) {
+  t.test(`a malformed minimum is a 400 before any chain request, head polls included (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+    const { sims: [sim] } = await nodes(t, [0])
+    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache } })
+    for (const value of ['abc', '0', '12345678901234567']) {
+      const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(value) })
+      t.equal(res.statusCode, 400, value)
+      t.match(res.json().message, /^X-Min-Block-Height must be a block height/)
+      t.equal(res.headers.vary, MIN_HEIGHT_HEADER, 'its errors vary by it too')
+    }
+    const twice = await app.inject({ url: '/v1/participants', headers: { [MIN_HEIGHT_HEADER]: ['5', '6'] } })
+    t.equal(twice.statusCode, 400)
+    t.same(sim!.requests, [], '0 chain requests')
+  })
+
+  t.test(`a minimum at or below the served height answers at once, at the served height (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+    const { sims: [sim] } = await nodes(t, [0])
+    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_HEAD_MAX_AGE: '1m' } })
+    const first = await app.inject('/v1/epochs/latest')
+    const height = Number(first.headers['x-block-height'])
+    t.equal(first.headers.vary, MIN_HEIGHT_HEADER, 'latest-state answers vary by the header')
+    for (const minimum of [1, height - 1, height]) {
+      const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(minimum) })
+      t.equal(res.statusCode, 200)
+      t.equal(Number(res.headers['x-block-height']), height, `minimum ${minimum}`)
+      t.equal(res.headers.vary, MIN_HEIGHT_HEADER)
+    }
+  })
+
+  t.test(`a node that reaches the minimum within the wait: 200 at it; one that does not: 503 with Retry-After (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+    const { clock, sims: [sim] } = await nodes(t, [0])
+    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_HEAD_MAX_AGE: '1m' } })
+    const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+    sim!.resetCounts()
+    setTimeout(() => clock.advance(), 400)
+    const started = performance.now()
+    const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })
+    const waited = performance.now() - started
+    t.equal(res.statusCode, 200)
+    t.equal(Number(res.headers['x-block-height']), height + 1, 'answered at the minimum')
+    t.equal(res.json().block_height, height + 1)
+    t.ok(waited >= 350 && waited < MIN_HEIGHT_WAIT_MS, `waited ${Math.round(waited)} ms for the node`)
+    const polls = sim!.count(LATEST_BLOCK_PATH)
+    t.ok(polls >= 2 && polls <= 12, `${polls} head polls while waiting, at most one per 100 ms`)
+    t.same(sim!.askedHeights.filter((_h, i) => (sim!.requests[i] as string).startsWith(EPOCH_INFO)), [height + 1], 'the answer read at it')
+
+    const none = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 3) })
+    t.equal(none.statusCode, 503)
+    t.equal(none.headers['retry-after'], '1')
+    t.same(none.json(), { message: `no chain node of this replica has reached block ${height + 3} (X-Min-Block-Height) within ${MIN_HEIGHT_WAIT_MS} ms; its highest is ${height + 1}; retry shortly` })
+  })
+
+  t.test(`a minimum far above every node's head is a 400 that says so, without waiting (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+    const { sims: [sim] } = await nodes(t, [0])
+    const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_MAX_NODE_LAG: '2' } })
+    const head = sim!.head
+    const ceiling = head + 2 + MIN_HEIGHT_AHEAD_BLOCKS
+    const started = performance.now()
+    const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(ceiling + 1) })
+    t.equal(res.statusCode, 400)
+    t.same(res.json(), { message: `X-Min-Block-Height ${ceiling + 1} is ${ceiling + 1 - head} blocks above the highest head of this service's chain nodes (${head}); send the X-Block-Height of an earlier answer` })
+    t.ok(performance.now() - started < MIN_HEIGHT_WAIT_MS / 2, 'judged on the first poll')
+    t.equal(sim!.count(EPOCH_INFO), 0, 'the answer was not read')
+    const absurd = await app.inject({ url: '/v1/epochs/latest', ...withMin('9007199254740991') })
+    t.equal(absurd.statusCode, 400)
+    t.match(absurd.json().message, /^X-Min-Block-Height 9007199254740991 is \d+ blocks above/)
+  })
+}
+
+t.test('with the cache, a hit or a 304 below the minimum is not served: the answer is read again at it', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const first = await app.inject('/v1/epochs/latest')
+  const height = Number(first.headers['x-block-height'])
+  const hit = await app.inject('/v1/epochs/latest')
+  t.equal(hit.headers['x-cache'], 'hit', 'the answer is cached at its height, whose head stays fresh for a minute')
+  clock.advance()
+  const again = await app.inject('/v1/epochs/latest')
+  t.equal(again.headers['x-cache'], 'hit', 'without the header: still the hit at the old head')
+  t.equal(Number(again.headers['x-block-height']), height)
+
+  const raised = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })
+  t.equal(raised.statusCode, 200)
+  t.equal(raised.headers['x-cache'], 'miss', 'the hit below the minimum was not served')
+  t.equal(Number(raised.headers['x-block-height']), height + 1)
+
+  clock.advance()
+  const revalidated = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 2, { 'if-none-match': String(raised.headers.etag) }) })
+  t.equal(revalidated.statusCode, 200, 'If-None-Match with the tag of a height below the minimum: read again, not 304')
+  t.equal(Number(revalidated.headers['x-block-height']), height + 2)
+  const current = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 2, { 'if-none-match': String(revalidated.headers.etag) }) })
+  t.equal(current.statusCode, 304, 'the tag of the minimum itself: 304')
+  t.equal(current.headers.vary, MIN_HEIGHT_HEADER)
+})
+
+t.test('one node, no cache (the first-answer pin): the minimum holds, and so does a revalidation', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const first = await app.inject('/v1/epochs/latest')
+  const height = Number(first.headers['x-block-height'])
+  clock.advance()
+  sim!.resetCounts()
+  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1, { 'if-none-match': String(first.headers.etag) }) })
+  t.equal(res.statusCode, 200, 'not the 304 of the height below')
+  t.equal(Number(res.headers['x-block-height']), height + 1)
+  t.ok(sim!.count(LATEST_BLOCK_PATH) >= 1, 'its head asked for: the height is known before the read')
+  t.same(sim!.askedHeights.filter((_h, i) => (sim!.requests[i] as string).startsWith(EPOCH_INFO)), [height + 1], 'the read pinned to it')
+})
+
+t.test('two nodes, one lagging: the read waits for a head at the minimum and is served by the node that has it', async (t) => {
+  const { clock, sims: [behind, ahead] } = await nodes(t, [3, 0])
+  const { app } = await buildTestApp(t, { sim: behind, env: { CHAIN_REST_URL: `${behind!.url},${ahead!.url}`, EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+  t.equal(height, ahead!.head)
+  clock.advance(2)
+  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 2) })
+  t.equal(res.statusCode, 200)
+  t.equal(Number(res.headers['x-block-height']), height + 2)
+  t.equal(behind!.count(EPOCH_INFO), 0, 'the lagging node read nothing')
+})
+
+t.test('concurrent reads waiting for one minimum share the head polls', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+  sim!.resetCounts()
+  setTimeout(() => clock.advance(), 500)
+  const answers = await Promise.all(Array.from({ length: 40 }, async () => app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })))
+  t.same([...new Set(answers.map((r) => r.statusCode))], [200])
+  t.same([...new Set(answers.map((r) => Number(r.headers['x-block-height'])))], [height + 1])
+  const polls = sim!.count(LATEST_BLOCK_PATH)
+  t.ok(polls <= 10, `40 waiting reads, ${polls} head polls in ~500 ms`)
+  t.equal(sim!.count(EPOCH_INFO), 1, 'and one chain read for the answer')
+})
+
+t.test('nodes that tell no head while a read waits: 503 at the bound, never the 400 of a height judged on stale heads', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+  sim!.hang(LATEST_BLOCK_PATH)
+  const far = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1000) })
+  t.equal(far.statusCode, 503)
+  t.equal(far.headers['retry-after'], '1')
+  sim!.clearFaults()
+  await sim!.refuse()
+  const refused = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1000) })
+  t.equal(refused.statusCode, 503, 'a node that refuses: the same')
+  await sim!.restore()
+})
+
+t.test('a node that tells no height (latest-state reads go unpinned): a minimum cannot be promised, 503; without it, 200', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  sim!.tellsHeight = false
+  sim!.fail(LATEST_BLOCK_PATH, 12, 'Not Implemented', 501)
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200, 'read unpinned, as the Go service read')
+  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(5) })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '1')
+  t.match(res.json().message, /^no chain node of this replica has reached block 5 \(X-Min-Block-Height\)/)
+})
+
+t.test('routes that are not latest-state ignore the header, malformed or not', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  for (const url of ['/v1/status', '/v1/versions']) {
+    const res = await app.inject({ url, ...withMin('not a height') })
+    t.equal(res.statusCode, 200, url)
+    t.equal(res.headers.vary, undefined, `${url}: no Vary`)
+  }
+})
+
+t.test('/openapi.json documents the header on the latest-state routes only', async (t) => {
+  const { app } = await buildTestApp(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  const header = (path: string): unknown => (doc.paths[path].get.parameters as Array<{ in: string, name: string }> | undefined)?.find((p) => p.in === 'header' && p.name === MIN_HEIGHT_HEADER)
+  for (const path of ['/v1/epochs/{epoch}', '/v1/participants', '/v1/bridge/addresses']) t.match(header(path), { required: false, schema: { type: 'string', pattern: '^[1-9]\\d{0,15}$' } }, path)
+  for (const path of ['/v1/status', '/v1/versions', '/v1/debug/verify/{height}']) t.equal(header(path), undefined, path)
+  t.equal(doc.paths['/healthz'].get.parameters, undefined, 'the probes are left alone')
+})

@@ -1,0 +1,84 @@
+import t, { type Test } from 'tap'
+import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
+import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startMain } from '../fixtures/main-process.js'
+
+// Issue 33: a node that rate-limits is the node's overload, not the client's fault. Its 429
+// (a gateway's ResourceExhausted, or a proxy's page) or its proxy's 503 page sends the read to
+// another node at once and skips the node for its Retry-After; the client sees 429 only when
+// every node refuses. Over a real socket against node dist/main.js, the cache as deployed.
+
+t.setTimeout(120_000)
+
+const QUERIES = '/productscience'
+const LATEST_READS = ['/v1/epochs/latest', '/v1/participants', '/v1/pricing', '/v1/restrictions/status']
+const NGINX_429 = '<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center><hr><center>nginx</center></body></html>'
+const NGINX_503 = '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>'
+
+async function twoNodes (t: Test): Promise<ChainSimulator[]> {
+  const clock = new BlockClock()
+  const sims = await Promise.all([startChainSimulator(0, { clock }), startChainSimulator(0, { clock })])
+  t.teardown(async () => { await Promise.all(sims.map(async (sim) => sim.close())) })
+  return sims
+}
+
+async function serve (t: Test, sims: ChainSimulator[]): Promise<{ origin: string, lines: Array<Record<string, unknown>> }> {
+  const main = startMain({
+    CHAIN_REST_URL: sims.map((sim) => sim.url).join(','),
+    EDGE_API_PORT: '0',
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    EDGE_API_LOG_LEVEL: 'info',
+    EDGE_API_CACHE_SIZE: '64MiB'
+  })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  return { origin: `http://127.0.0.1:${await main.port()}`, lines: main.lines }
+}
+
+/** Each of the four latest-state reads `rounds` times, one after the other: the statuses seen, counted. */
+async function readAll (origin: string, rounds: number): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>()
+  for (let i = 0; i < rounds; i++) {
+    for (const path of LATEST_READS) {
+      const res = await fetch(origin + path, { signal: AbortSignal.timeout(10_000) })
+      await res.arrayBuffer()
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+    }
+  }
+  return statuses
+}
+
+const cases: Array<{ name: string, refuse: (sim: ChainSimulator) => void, retryInMs: number }> = [
+  { name: 'a gateway\'s 429 (gRPC ResourceExhausted, code 8), Retry-After: 30', refuse: (sim) => { sim.fail(QUERIES, 8, 'rate limit exceeded: too many requests', 429, { 'retry-after': '30' }) }, retryInMs: 30_000 },
+  { name: 'a proxy\'s 429 page, Retry-After as an HTTP-date 20 s ahead', refuse: (sim) => { sim.raw(QUERIES, 429, NGINX_429, { 'retry-after': new Date(Date.now() + 20_000).toUTCString() }) }, retryInMs: 20_000 },
+  { name: 'a proxy\'s 503 page (nginx limit_req), Retry-After: 15', refuse: (sim) => { sim.raw(QUERIES, 503, NGINX_503, { 'retry-after': '15' }) }, retryInMs: 15_000 }
+]
+
+for (const { name, refuse, retryInMs } of cases) {
+  t.test(`the preferred node answers ${name}, one healthy peer: 0 client errors, the node skipped for its Retry-After`, async (t) => {
+    const sims = await twoNodes(t)
+    const [limited, healthy] = sims as [ChainSimulator, ChainSimulator]
+    const { origin, lines } = await serve(t, sims)
+    // After the boot: an HTTP-date counts from when it is written.
+    refuse(limited)
+    const statuses = await readAll(origin, 5)
+    t.same([...statuses], [[200, 20]], 'every read 200: 0 client 429s (or 503s)')
+    t.equal(limited.count(QUERIES), 1, 'the node that refused was asked once, then skipped')
+    t.ok(healthy.count(QUERIES) >= LATEST_READS.length, `the peer answered the reads (${healthy.count(QUERIES)} queries; repeats within a block are cache hits)`)
+    const down = lines.filter((l) => l.msg === 'chain node down')
+    t.equal(down.length, 1, 'one line: the node is skipped')
+    t.equal(down[0]?.node, limited.url)
+    const waits = down[0]?.retryInMs as number
+    t.ok(waits > retryInMs - 2000 && waits <= retryInMs, `skipped for its Retry-After: ${waits} ms`)
+  })
+}
+
+t.test('every node rate-limits: the client sees the 429', async (t) => {
+  const sims = await twoNodes(t)
+  for (const sim of sims) sim.fail(QUERIES, 8, 'rate limit exceeded: too many requests', 429, { 'retry-after': '30' })
+  const { origin } = await serve(t, sims)
+  const res = await fetch(`${origin}/v1/restrictions/status`)
+  t.equal(res.status, 429)
+  t.same(await res.json(), { message: 'rate limit exceeded: too many requests' }, 'the gateway\'s own words')
+  t.same(sims.map((sim) => sim.count(QUERIES)), [1, 1], 'each node asked once')
+})
