@@ -164,8 +164,15 @@ export class SharedStore {
     // The deadline is ours, not the client's: node-redis's command timeout only covers a
     // command not yet written, and a frozen store has every command written and none
     // answered (BENCHMARKS.md, "Redis client"). A reply after the deadline is dropped.
+    // The deadline is judged after the I/O already waiting has been read (setImmediate runs
+    // after the poll phase): when this replica's own event loop stalls past the deadline, a
+    // reply that arrived meanwhile wins, and a busy replica does not take its own delay for
+    // a frozen store (on the loaded test machine that tripped the store "unresponsive").
     let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, this.#timeoutMs, TIMED_OUT) })
+    let immediate: NodeJS.Immediate | undefined
+    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => { immediate = setImmediate(resolve, TIMED_OUT) }, this.#timeoutMs)
+    })
     const sent = send()
     try {
       const reply = await Promise.race([sent, deadline])
@@ -188,6 +195,7 @@ export class SharedStore {
       return undefined
     } finally {
       clearTimeout(timer)
+      clearImmediate(immediate)
     }
   }
 
