@@ -3,9 +3,10 @@ import t, { type Test } from 'tap'
 import { ChainHeads } from '../../src/chain/heights.js'
 import { HEADS_CHANNEL, HeadHints, HINT_SLACK_BLOCKS, type HintResult } from '../../src/shared/head-hints.js'
 import { SharedStore } from '../../src/shared/store.js'
-import { requireTool } from '../fixtures/deploy/tools.js'
-import { RedisServer } from '../fixtures/redis-server.js'
+import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
 import { until } from '../fixtures/wait.js'
+
+const WHY = 'the shared heads\' tests'
 
 // The pool's heads as hints, on a real redis-server and this replica's real ChainHeads. Its
 // nodes are what its poll says they are: `chain.height` is what every node answers, and a
@@ -29,6 +30,14 @@ async function store (t: Test, redis: RedisServer): Promise<SharedStore> {
   t.teardown(() => opened.close())
   await until(() => opened.state === 'up', 'the store up')
   return opened
+}
+
+/** Once B hears what A publishes (its subscription is in place). */
+async function subscribed (a: Replica, b: Replica): Promise<void> {
+  await until(async () => {
+    a.hints.confirmed(100)
+    return b.results.includes('behind')
+  }, 'B subscribed')
 }
 
 async function replica (t: Test, redis: RedisServer, height: number, options: { waitMs?: number, quietMs?: number } = {}): Promise<Replica> {
@@ -61,23 +70,13 @@ async function replica (t: Test, redis: RedisServer, height: number, options: { 
   return { heads, hints, results, warnings, chain }
 }
 
-async function withRedis (t: Test): Promise<RedisServer | undefined> {
-  if (!requireTool(t, 'redis-server', 'the shared heads\' tests')) return undefined
-  const redis = await RedisServer.start()
-  t.teardown(async () => { await redis.stop() })
-  return redis
-}
-
 t.test('a head one replica\'s nodes confirm reaches the other at once; its next latest-state read is at that head', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis, 100)
   const b = await replica(t, redis, 100)
   // The subscriptions are in place once a publish is heard.
-  await until(async () => {
-    a.hints.confirmed(100)
-    return b.results.includes('behind')
-  }, 'B subscribed')
+  await subscribed(a, b)
   t.equal(await b.heads.latest(), 100)
 
   // The chain moves; A's poll sees it first and publishes it; B has not polled (its head is fresh for a minute).
@@ -93,7 +92,7 @@ t.test('a head one replica\'s nodes confirm reaches the other at once; its next 
 })
 
 t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged once, and costs no read anything', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const b = await replica(t, redis, 100)
   const admin = await redis.admin()
@@ -102,9 +101,8 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
     await admin.publish(HEADS_CHANNEL, `${100 + 1_000_000} poisoner`)
     return b.results.filter((r) => r === 'implausible').length >= 3
   }, 'three poisoned heads heard')
-  const started = performance.now()
+  t.equal(b.hints.settled(), undefined, 'nothing for a read to wait for')
   t.equal(await b.heads.latest(), 100, 'served from its own nodes')
-  t.ok(performance.now() - started < 20, 'without waiting')
   t.equal(b.chain.polls, polls, 'not even a look')
   t.same(b.warnings, ['shared head ignored: far ahead of every node of this replica'], 'one warning, however many poisoned heads')
   t.equal(b.hints.offer(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
@@ -112,7 +110,7 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
 })
 
 t.test('a plausible head no node of this replica has: one look, then a quiet second; reads wait at most waitMs for a look', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const b = await replica(t, redis, 100, { waitMs: 30, quietMs: 300 })
   t.equal(b.hints.offer('102 other'), 'looked')
@@ -130,7 +128,7 @@ t.test('a plausible head no node of this replica has: one look, then a quiet sec
 })
 
 t.test('hints that are not ahead, not numbers, or come before any head of its own are ignored', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const b = await replica(t, redis, 100)
   t.equal(b.hints.offer('99 other'), 'behind')
@@ -145,14 +143,11 @@ t.test('hints that are not ahead, not numbers, or come before any head of its ow
 })
 
 t.test('the eRPC incident: a store restarted with a stale head (or flushed) holds nothing back; heads flow again once it is up', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis, 100)
   const b = await replica(t, redis, 100)
-  await until(async () => {
-    a.hints.confirmed(100)
-    return b.results.includes('behind')
-  }, 'B subscribed')
+  await subscribed(a, b)
   await redis.restart()
   const admin = await redis.admin()
   // What a store could hand a restarted pool: an old head, on the channel and in a key.

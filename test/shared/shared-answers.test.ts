@@ -1,9 +1,10 @@
 import t, { type Test } from 'tap'
 import { ANSWER_PREFIX, MAX_SHARED_BYTES, SharedAnswers, type SharedLookup } from '../../src/shared/shared-answers.js'
 import { SharedStore } from '../../src/shared/store.js'
-import { requireTool } from '../fixtures/deploy/tools.js'
-import { RedisServer } from '../fixtures/redis-server.js'
+import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
 import { until } from '../fixtures/wait.js'
+
+const WHY = 'the shared answers\' tests'
 
 // The pool's answers on a real redis-server: one replica claims a key and builds it, the
 // others find its answer or wait a bounded time for it, then build their own.
@@ -12,22 +13,16 @@ const quiet = { info () {}, warn () {} }
 const answer = (text: string) => ({ body: Buffer.from(text), contentType: 'application/json; charset=utf-8', etag: '"tag"' })
 
 async function replica (t: Test, redis: RedisServer, waitMs?: number): Promise<{ answers: SharedAnswers, results: SharedLookup[], store: SharedStore }> {
-  const store = await SharedStore.open({ url: redis.url, log: quiet })
+  // A deadline a loaded test machine keeps: these tests are about what is shared, not about deadlines (store.test.ts).
+  const store = await SharedStore.open({ url: redis.url, log: quiet, commandTimeoutMs: 1000 })
   t.teardown(() => store.close())
   await until(() => store.state === 'up', 'the store up')
   const results: SharedLookup[] = []
   return { answers: new SharedAnswers({ store, onLookup: (r) => results.push(r), waitMs }), results, store }
 }
 
-async function withRedis (t: Test): Promise<RedisServer | undefined> {
-  if (!requireTool(t, 'redis-server', 'the shared answers\' tests')) return undefined
-  const redis = await RedisServer.start()
-  t.teardown(async () => { await redis.stop() })
-  return redis
-}
-
 t.test('one replica claims and builds; another finds the same bytes, content type and ETag', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis)
   const b = await replica(t, redis)
@@ -41,10 +36,12 @@ t.test('one replica claims and builds; another finds the same bytes, content typ
 })
 
 t.test('concurrent misses: the one that did not claim waits for the builder\'s answer, or gives up after its bound', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis)
-  const b = await replica(t, redis, 60)
+  // B waits long enough for a loaded test machine's timers; C has the default's 60 ms.
+  const b = await replica(t, redis, 1000)
+  const c = await replica(t, redis, 60)
   t.equal(await a.answers.find('k@1'), undefined)
   const waiting = b.answers.find('k@1')
   setTimeout(() => { a.answers.keep('k@1', answer('built once')) }, 15)
@@ -53,14 +50,14 @@ t.test('concurrent misses: the one that did not claim waits for the builder\'s a
 
   t.equal(await a.answers.find('k@2'), undefined, 'A claims k@2 and never finishes')
   const started = performance.now()
-  t.equal(await b.answers.find('k@2'), undefined, 'B builds its own')
+  t.equal(await c.answers.find('k@2'), undefined, 'C builds its own')
   const waited = performance.now() - started
   t.ok(waited >= 55 && waited < 1000, `after its bound (${waited.toFixed(0)} ms, 60 ms)`)
-  t.same(b.results, ['waited', 'gave_up'])
+  t.same(c.results, ['gave_up'])
 })
 
 t.test('a store that does not answer: a miss at once, the replica builds; oversized and foreign values are not shared', async (t) => {
-  const redis = await withRedis(t)
+  const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis)
   a.answers.keep('big@1', answer('x'.repeat(MAX_SHARED_BYTES + 1)))
@@ -72,7 +69,7 @@ t.test('a store that does not answer: a miss at once, the replica builds; oversi
   await until(() => a.store.state === 'down', 'the store down')
   const started = performance.now()
   t.equal(await a.answers.find('k@3'), undefined)
-  t.ok(performance.now() - started < 5, 'at once')
+  t.ok(performance.now() - started < 50, 'at once (no deadline waited; 50 ms: a loaded machine)')
   t.same(a.results, ['claimed', 'unavailable'])
   const plain = new SharedAnswers({ store: a.store })
   t.equal(await plain.find('k@3'), undefined, 'without onLookup too')
