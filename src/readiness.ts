@@ -1,4 +1,5 @@
-import { chainOutcome, NODE_INFO_PATH, type ChainOutcome } from './chain/client.js'
+import { NODE_INFO_PATH } from './chain/paths.js'
+import { chainOutcome, type ChainOutcome } from './chain/types.js'
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
 

@@ -9,7 +9,7 @@ import { ListenError } from './errors.js'
 import { Drain } from './lifecycle/drain.js'
 import { httpDrainTarget } from './lifecycle/http-target.js'
 import type { ServerTimeouts } from './http/server-timeouts.js'
-import { Metrics } from './metrics/registry.js'
+import type { Metrics } from './metrics/registry.js'
 import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
 import { openSharedTier, type SharedTier } from './shared/shared-tier.js'
@@ -71,8 +71,9 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   const { config } = options
   const build = options.build ?? loadBuildInfo()
   // One registry per service (never prom-client's global one): several services in one
-  // process (tests, the bench) keep their own series. None at all when metrics are off.
-  const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new Metrics(build)
+  // process (tests, the bench) keep their own series. None at all when metrics are off, and
+  // prom-client is not even loaded then: the registry is imported only when they are on.
+  const metrics = (options.metricsPort ?? config.metricsPort) === undefined ? undefined : new (await import('./metrics/registry.js')).Metrics(build)
   // With tracing off this loads nothing of OpenTelemetry and adds no hook.
   const tracing = await startTracing(config.tracing, {
     log: options.logger,

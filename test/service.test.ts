@@ -1,11 +1,16 @@
+import { execFile } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../src/config.js'
 import { ListenError } from '../src/errors.js'
 import { createLogger } from '../src/logger.js'
 import { buildService, startService } from '../src/service.js'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { builtMain } from './fixtures/dist-main.js'
 import { LogLines } from './fixtures/log-lines.js'
 import { sampleValue } from './fixtures/prometheus.js'
 
@@ -130,4 +135,32 @@ t.test('a metrics port in use is a ListenError naming it, with the public listen
   const publicUrl = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/.exec(String(log.lines.find((l) => String(l.msg).startsWith('Server listening at'))?.msg))?.[1]
   t.ok(publicUrl, `the public app had listened (${publicUrl})`)
   await t.rejects(fetch(`${publicUrl}/healthz`), 'and is closed again')
+})
+
+t.test('with metrics off (EDGE_API_METRICS_PORT=off) prom-client is never loaded; with them on it is', async (t) => {
+  // The service as built (dist/, one module a file, prom-client from node_modules) in a child
+  // whose every CommonJS file loaded is listed at exit (prom-client is CommonJS).
+  builtMain()
+  const service = new URL('../dist/service.js', import.meta.url).href
+  const config = new URL('../dist/config.js', import.meta.url).href
+  const logger = new URL('../dist/logger.js', import.meta.url).href
+  const script = [
+    `const { buildService } = await import(${JSON.stringify(service)})`,
+    `const { loadConfig } = await import(${JSON.stringify(config)})`,
+    `const { createLogger } = await import(${JSON.stringify(logger)})`,
+    "const built = await buildService({ config: loadConfig({ CHAIN_REST_URL: 'http://127.0.0.1:1', EDGE_API_METRICS_PORT: process.env.METRICS }), logger: createLogger('silent') })",
+    'process.stdout.write(String(built.metrics !== undefined))',
+    'await built.close()'
+  ].join('\n')
+  const preload = fileURLToPath(new URL('fixtures/loaded-modules.cjs', import.meta.url))
+  const loaded = async (metrics: string): Promise<{ on: string, promClient: boolean }> => {
+    const file = `${t.testdir({})}/loaded-${metrics}.txt`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--require', preload, '--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, METRICS: metrics, LOADED_MODULES_FILE: file },
+      timeout: 60_000
+    })
+    return { on: stdout, promClient: readFileSync(file, 'utf8').split('\n').some((f) => f.includes('/node_modules/prom-client/')) }
+  }
+  t.same(await loaded('off'), { on: 'false', promClient: false }, 'metrics off: no prom-client file loaded')
+  t.same(await loaded('9464'), { on: 'true', promClient: true }, 'metrics on: loaded (the check sees it)')
 })

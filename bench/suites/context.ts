@@ -15,4 +15,4 @@ export interface Context {
 }
 
 export const PARTICIPANT_PATH = '/productscience/inference/inference/inference_participant/'
-export { NODE_INFO_PATH } from '../../src/chain/client.js'
+export { NODE_INFO_PATH } from '../../src/chain/paths.js'

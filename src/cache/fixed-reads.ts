@@ -1,4 +1,4 @@
-import type { ChainReader } from '../chain/client.js'
+import type { ChainReader } from '../chain/types.js'
 import type { AnswerCache } from './answer-cache.js'
 import { isFixedRead } from './route-classes.js'
 

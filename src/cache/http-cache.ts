@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import type { ChainClient, ChainReader } from '../chain/client.js'
+import type { ChainClient } from '../chain/client.js'
+import type { ChainReader } from '../chain/types.js'
 import type { AnswerCache, CachedAnswer, CacheResult } from './answer-cache.js'
 import { withFixedReads } from './fixed-reads.js'
 import { MIN_HEIGHT_HEADER, MinHeights, minimumHeight } from './min-height.js'

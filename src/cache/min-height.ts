@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
 import { setTimeout as delay } from 'node:timers/promises'
-import type { ChainClient, ChainReader, ChainTrace } from '../chain/client.js'
+import type { ChainClient } from '../chain/client.js'
+import type { ChainReader, ChainTrace } from '../chain/types.js'
 import { badRequest, MinHeightUnavailableError } from '../errors.js'
 import { routeClass } from './route-classes.js'
 

@@ -1,5 +1,7 @@
 import { decodeBase64 } from '../wire/go-base64.js'
-import { chainPath, type ChainClient, type ChainTrace } from './client.js'
+import type { ChainClient } from './client.js'
+import { chainPath } from './paths.js'
+import type { ChainTrace } from './types.js'
 
 // CometBFT's consensus data at a height, through the chain's REST gateway
 // (cosmos.base.tendermint.v1beta1): the block, and the validator set in full.

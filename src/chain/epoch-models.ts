@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { chainPath, type ChainReader } from './client.js'
+import { chainPath } from './paths.js'
+import type { ChainReader } from './types.js'
 import { int64, type Int64Value } from '../wire/schema.js'
 
 /** The fields of an inference.inference.Model snapshot that /v1/models and /v1/pricing read (protojson). */
@@ -39,7 +40,7 @@ export async function currentEpochModels (chain: ChainReader, log: FastifyBaseLo
   const parent = current?.epoch_group_data ?? {}
   const epochIndex = String(int64(parent.epoch_index))
   // All sub-groups at once: a request for one model does not wait on the others. The
-  // ChainClient's p-limit bounds chain requests for the whole process, so a parent with
+  // ChainClient's limiter bounds chain requests for the whole process, so a parent with
   // many sub-groups queues there instead of flooding the chain.
   const snapshots = await Promise.all((parent.sub_group_models ?? []).map(async (modelId) => {
     try {

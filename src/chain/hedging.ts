@@ -3,7 +3,7 @@ import { REAL_CLOCK, type Clock } from './clock.js'
 // Hedged chain reads (docs/hedged-reads.md): when a read's node has not answered after a
 // delay adapted to that node's recent latency, the same read goes to a second node and the
 // first answer wins. This file holds the policy: each node's delay, and the budget that caps
-// the extra load. The chain client (client.ts) sends and aborts the attempts.
+// the extra load. hedged-read.ts sends and aborts the attempts.
 
 /** How a hedge that was sent ended (edge_api_chain_hedges_total's `result`). */
 export type HedgeResult =

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { ChainTrace } from './client.js'
+import type { ChainTrace } from './types.js'
 import { NO_LOG, type NodeLog } from './nodes.js'
 
 // Block heights of the chain's nodes (docs/heights-and-cache.md): the request header that

@@ -4,7 +4,8 @@
 import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DelayAdmission } from './pie.js'
-import type { ShedReason, Shedding } from './shedding.js'
+import type { ShedReason } from '../metrics/labels.js'
+import type { Shedding } from './shedding.js'
 
 /** The event loop as one sample saw it. */
 export interface LoopReading {

@@ -1,4 +1,4 @@
-import type { Release } from './route-group-limit.js'
+import type { Release } from '../bounded-limit.js'
 
 // A bound on the bytes a group of routes holds at once, for memory rather than CPU: POST
 // /v1/verify-block bodies (up to 32 MiB each) are held from the moment they have arrived

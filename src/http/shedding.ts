@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import type { ShedReason } from '../metrics/labels.js'
 
 /** The subset of a pino logger shedding writes to. */
 export interface SheddingLog {
@@ -11,25 +12,6 @@ declare module 'fastify' {
     shedding: Shedding
   }
 }
-
-/**
- * Why a request is refused with 503 + Retry-After: the keys of `Shedding.total`, the `reason`
- * of the `shedding` summary line and of edge_api_shed_total (docs/metrics.md lists them).
- * The first three are under-pressure's names for what it measures.
- */
-export const SHED_REASONS = [
-  /** The admission policy (admission.ts) turned the request away. */
-  'eventLoopDelay',
-  /** under-pressure's hard limits: off in production, set by tests and the bench. */
-  'eventLoopUtilization',
-  'heapUsedBytes',
-  /** The bounded queue of chain requests is full (ChainBusyError). */
-  'chainQueue',
-  /** A route group's own queue is full (RouteGroupBusyError): the optional verify routes. */
-  'groupQueue'
-] as const
-
-export type ShedReason = typeof SHED_REASONS[number]
 
 export const SUMMARY_INTERVAL_MS = 1000
 

@@ -1,14 +1,14 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client'
 import type { BuildInfo } from '../build-info.js'
 import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
-import type { ChainObserver, ChainOutcome } from '../chain/client.js'
+import type { ChainObserver, ChainOutcome } from '../chain/types.js'
 import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '../chain/hedging.js'
-import { SHED_REASONS, type ShedReason } from '../http/shedding.js'
 import { HINT_RESULTS, type HintResult } from '../shared/head-hints.js'
 import { SHARED_LOOKUPS, type SharedLookup } from '../shared/shared-answers.js'
 import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, type StoreObserver, type StoreState } from '../shared/store.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
+import { SHED_REASONS, type ShedReason } from './labels.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -19,15 +19,6 @@ import { Histogram, type HistogramSeries } from './histogram.js'
  * and the shutdown budget (2 m) end the last buckets.
  */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
-
-/** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
-export const UNMATCHED_ROUTE = 'unmatched'
-
-/** The route label of a request Node itself refused (malformed, headers too large, timed out) before it had a route. */
-export const CLIENT_ERROR_ROUTE = 'clientError'
-
-/** The method label of such a request: Node could not read one. */
-export const UNKNOWN_METHOD = 'unknown'
 
 /** What the gauges read at scrape time; service.ts binds them to the chain client and readiness. */
 export interface MetricsSources {

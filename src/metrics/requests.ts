@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, RawServerDefault } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { UNMATCHED_ROUTE, type Metrics } from './registry.js'
+import { UNMATCHED_ROUTE } from './labels.js'
+import type { Metrics } from './registry.js'
 
 /** What the request hooks report to (Metrics). */
 export type RequestMetrics = Pick<Metrics, 'requestStarted' | 'requestEnded' | 'requestAnswered' | 'shed'>

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { isFixedRead } from '../../src/cache/route-classes.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ROUTE_CLASSES } from '../../src/cache/route-classes.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { LATEST_BLOCK_PATH } from '../../src/chain/client.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain, type MainProcess } from '../fixtures/main-process.js'

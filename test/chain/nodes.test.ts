@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { ChainNodes, MAX_RETRY_AFTER_MS, OVERTAKEN_DEMOTES_MS, OVERTAKEN_IN_A_ROW, retryAfterMs, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
+import { until } from '../fixtures/wait.js'
 
 const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
 
@@ -150,8 +151,7 @@ t.test('a probe that throws counts as failed; a node that answered and failed ag
   })
   ref.nodes = nodes
   nodes.failed(a, 'refused')
-  for (let i = 0; i < 100 && probed.calls < 3; i++) await sleep(10)
-  t.ok(probed.calls >= 3, 'probed again after the throw, and again on the fresh schedule')
+  await until(() => probed.calls >= 3, 'three probes: again after the throw, and again on the fresh schedule')
   await nodes.close()
   const after = probed.calls
   await sleep(80)

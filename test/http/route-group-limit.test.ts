@@ -1,39 +1,14 @@
 import t from 'tap'
 import { RouteGroupBusyError, RouteGroupLimit } from '../../src/http/route-group-limit.js'
 
-t.test('runs `concurrency` at once, queues up to `queueLimit` in arrival order, refuses the rest (shed, 503)', async (t) => {
-  const admission = new RouteGroupLimit({ concurrency: 2, queueLimit: 2, busyMessage: 'busy' })
-  const first = await admission.enter()
-  const second = await admission.enter()
-  t.equal(admission.active, 2)
-  const order: string[] = []
-  const third = admission.enter().then((release) => { order.push('third'); return release })
-  const fourth = admission.enter().then((release) => { order.push('fourth'); return release })
-  t.equal(admission.queued, 2)
-  await t.rejects(admission.enter(), new RouteGroupBusyError('busy'), 'beyond the queue: refused at once (app.ts answers 503 + Retry-After)')
+// The limit itself is BoundedLimit's (test/bounded-limit.test.ts); a route group's refusal is its own error.
 
-  first()
-  first() // a second call gives nothing back twice
-  const releaseThird = await third
-  t.same(order, ['third'])
-  t.equal(admission.active, 2, 'the slot passed straight on')
-  t.equal(admission.queued, 1)
-  second()
-  const releaseFourth = await fourth
-  t.same(order, ['third', 'fourth'])
-  releaseThird()
-  releaseFourth()
-  t.equal(admission.active, 0)
-  t.equal(admission.queued, 0)
-  const again = await admission.enter()
-  t.equal(admission.active, 1, 'and the slots are reusable')
-  again()
-})
-
-t.test('a queue of 0 refuses as soon as every slot is taken', async (t) => {
-  const admission = new RouteGroupLimit({ concurrency: 1, queueLimit: 0, busyMessage: 'full' })
+t.test('a request beyond the group\'s queue is refused with RouteGroupBusyError and the group\'s message (shed, 503)', async (t) => {
+  const admission = new RouteGroupLimit({ concurrency: 1, queueLimit: 1, busyMessage: 'verify routes busy' })
   const release = await admission.enter()
-  await t.rejects(admission.enter(), new RouteGroupBusyError('full'))
+  const waiting = admission.enter()
+  await t.rejects(admission.enter(), new RouteGroupBusyError('verify routes busy'))
   release()
-  ;(await admission.enter())()
+  ;(await waiting)()
+  t.equal(admission.active, 0)
 })

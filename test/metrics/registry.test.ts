@@ -1,6 +1,6 @@
 import t from 'tap'
-import { SHED_REASONS } from '../../src/http/shedding.js'
-import { DURATION_BUCKETS, Metrics, UNMATCHED_ROUTE } from '../../src/metrics/registry.js'
+import { SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metrics/labels.js'
+import { DURATION_BUCKETS, Metrics } from '../../src/metrics/registry.js'
 import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
 import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { chainPath } from '../../src/chain/client.js'
+import { chainPath } from '../../src/chain/paths.js'
 import { pathTemplate } from '../../src/tracing/path-template.js'
 
 t.test('the values a route puts in a chain path become {}; the gateway\'s words stay; no query', async (t) => {

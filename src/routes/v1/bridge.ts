@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { chainPath } from '../../chain/client.js'
+import { chainPath } from '../../chain/paths.js'
 import { legacyChainQuery } from '../../errors.js'
 import { withChainErrors } from './schemas.js'
 

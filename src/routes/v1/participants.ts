@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import { chainPath } from '../../chain/client.js'
+import { chainPath } from '../../chain/paths.js'
 import { HttpError, notFound } from '../../errors.js'
 import { Int64, int64, type Int64Value } from '../../wire/schema.js'
 import { AddressParam, Nullable, withChainErrors } from './schemas.js'

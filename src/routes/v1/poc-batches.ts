@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { chainPath } from '../../chain/client.js'
+import { chainPath } from '../../chain/paths.js'
 import { badRequest, legacyChainQuery, notFound } from '../../errors.js'
 import { goIntegerError, parseGoInteger } from '../../http/param-errors.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { BuildInfo } from '../../build-info.js'
-import { NODE_INFO_PATH } from '../../chain/client.js'
+import { NODE_INFO_PATH } from '../../chain/paths.js'
 import { ErrorBody } from './schemas.js'
 
 const VersionInfo = Type.Object({

@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap'
-import { ChainClient, NODE_INFO_PATH, type ChainClientOptions, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer } from '../../src/chain/client.js'
+import { ChainClient, type ChainClientOptions } from '../../src/chain/client.js'
+import { NODE_INFO_PATH } from '../../src/chain/paths.js'
+import type { ChainObserver, ChainOutcome, ChainTrace, ChainTracer } from '../../src/chain/types.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import { OVERTAKEN_DEMOTES_MS, type NodeLog } from '../../src/chain/nodes.js'
@@ -10,6 +12,7 @@ import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 import { CLIENT, OtlpReceiver } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
+import { until } from '../fixtures/wait.js'
 
 // Hedged chain reads (docs/hedged-reads.md) against real chain simulators. The hedge delay and
 // the budget's window run on a ManualClock: a hedge goes exactly when the test moves the clock
@@ -93,28 +96,22 @@ const read = async (client: ChainClient, height?: number): Promise<unknown> => c
 
 const sleep = async (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls for what the sockets deliver (a request reaching a node), bounded. */
-async function until (what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await sleep(10)
-  if (!condition()) throw new Error(`${what}: not within 10 s`)
-}
-
 t.test('a node that does not answer: after its delay the read goes to the other node, whose answer wins; the first attempt is aborted', async (t) => {
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY - 1)
   t.equal(b.count(READ), 0, 'no hedge before the delay (a node whose latency is not known yet: the ceiling)')
   await clock.advance(1)
   t.same(await answer, EPOCH_INFO, 'the hedge answered')
   t.equal(b.count(READ), 1)
-  await until('node 1 sees its request abandoned', () => a.aborted.length === 1)
+  await until(() => a.aborted.length === 1, 'node 1 sees its request abandoned')
   t.match(a.aborted, [new RegExp(`^${READ}`)], 'node 1 saw the client give up on its request')
   t.same(seen.hedges, ['won'])
   t.same(seen.attempts, [{ node: 1, attempt: 1, hedge: false }, { node: 2, attempt: 2, hedge: true }], 'the hedge is an attempt of its own (its own span), marked as a hedge')
   t.ok(seen.traces.length === 2 && seen.traces.every((trace) => trace === REQUEST), 'both attempts carry the read\'s trace')
-  await until('the abandoned exchange is reported', () => seen.exchanges.length === 2)
+  await until(() => seen.exchanges.length === 2, 'the abandoned exchange is reported')
   t.same(seen.exchanges, [[2, 'ok'], [1, 'abandoned']])
   t.same(client.nodesUp, [true, true], 'once overtaken is no sign of a node that hangs')
   t.equal(clock.pending, 0, 'no timer left behind')
@@ -127,7 +124,7 @@ t.test('the delay follows the node\'s latency: a node known to be fast is hedged
   t.equal(a.count(READ), 20, 'an idle service reads node 1')
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 21)
+  await until(() => a.count(READ) === 21, 'the read reaches node 1')
   await clock.advance(49)
   t.equal(b.count(READ), 0)
   await clock.advance(1)
@@ -140,7 +137,7 @@ t.test('both attempts of a pinned read ask the same height', async (t) => {
   a.hang(READ)
   const height = a.head - 3
   const answer = read(client, height)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(await answer, { ...EPOCH_INFO, block_height: String(height) }, 'the hedge answered, at that height')
   t.same([a.askedHeights, b.askedHeights], [[height], [height]], 'x-cosmos-block-height is the same on both')
@@ -151,10 +148,10 @@ t.test('a node a hedge overtook is tried after the other for 10 s, then first ag
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(await answer, EPOCH_INFO, 'the hedge answered')
-  await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === 1)
+  await until(() => seen.count(1, 'abandoned') === 1, 'node 1\'s attempt abandoned')
   a.clearFaults()
   for (let i = 0; i < 3; i++) t.same(await read(client), EPOCH_INFO)
   t.equal(a.count(READ), 1, 'idle again, node 1 still waits behind node 2: no read waited for it')
@@ -175,10 +172,10 @@ t.test('a node that hangs: overtaken three times in a row, it is skipped as down
   a.hang(READ)
   for (let i = 1; i <= 3; i++) {
     const answer = read(client)
-    await until('the read reaches node 1', () => a.count(READ) === i)
+    await until(() => a.count(READ) === i, 'the read reaches node 1')
     await clock.advance(UNKNOWN_DELAY)
     t.same(await answer, EPOCH_INFO, `read ${i}: the hedge answered`)
-    await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === i)
+    await until(() => seen.count(1, 'abandoned') === i, 'node 1\'s attempt abandoned')
     // Each overtake puts node 1 behind node 2 for a while: the next read to reach it comes after.
     await clock.advance(OVERTAKEN_DEMOTES_MS)
   }
@@ -197,10 +194,10 @@ t.test('an answer between two overtakes resets the count', async (t) => {
     a.hang(READ)
     for (let i = 0; i < 2; i++) {
       const answer = read(client)
-      await until('the read reaches node 1', () => a.requests.length === 1)
+      await until(() => a.requests.length === 1, 'the read reaches node 1')
       await clock.advance(UNKNOWN_DELAY)
       await answer
-      await until('node 1\'s attempt abandoned', () => seen.count(1, 'abandoned') === 2 * round + i + 1)
+      await until(() => seen.count(1, 'abandoned') === 2 * round + i + 1, 'node 1\'s attempt abandoned')
       a.resetCounts()
       await clock.advance(OVERTAKEN_DEMOTES_MS)
     }
@@ -217,7 +214,7 @@ t.test('a single node is never hedged: no hedge timer at all', async (t) => {
   const { a, client, clock, seen } = await hedgedPair(t, { hedging: { budget: 0.5, minDelayMs: 50 } }, 1)
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches the node', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches the node')
   t.equal(clock.pending, 0)
   await clock.advance(60_000)
   a.clearFaults()
@@ -230,7 +227,7 @@ t.test('without hedging settings (or a budget of 0) nothing is hedged', async (t
     const { a, b, client, clock } = await hedgedPair(t, { hedging })
     a.hang(READ)
     const answer = read(client)
-    await until('the read reaches node 1', () => a.count(READ) === 1)
+    await until(() => a.count(READ) === 1, 'the read reaches node 1')
     t.equal(clock.pending, 0)
     a.clearFaults()
     t.same(await answer, EPOCH_INFO, 'node 1 dropped it: failover as always')
@@ -245,7 +242,7 @@ t.test('the optional verify routes\' heavy reads (blocks, validator sets) are ne
     const { a, b, client, clock, seen } = await hedgedPair(t)
     a.hang('/cosmos/base/tendermint/v1beta1/')
     const answer = heavyRead(client)
-    await until('the read reaches node 1', () => a.count('/cosmos/base/tendermint/v1beta1/') === 1)
+    await until(() => a.count('/cosmos/base/tendermint/v1beta1/') === 1, 'the read reaches node 1')
     t.equal(clock.pending, 0, 'no hedge timer')
     await clock.advance(60_000)
     t.equal(b.count(), 0)
@@ -260,7 +257,7 @@ t.test('no hedge while the replica sheds', async (t) => {
   const { a, b, client, clock, seen } = await hedgedPair(t, { hedging: { budget: 0.1, minDelayMs: 50, shedding: () => shedding } })
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY * 5)
   t.same([seen.skipped, b.count(READ)], [['overload'], 0], 'due, skipped for overload')
   shedding = false
@@ -273,11 +270,11 @@ t.test('no hedge while the chain queue is more than half full; one while it is h
     const { a, b, client, clock, seen } = await hedgedPair(t, { concurrency: 1, queueLimit })
     a.hang(READ)
     const reads = [read(client), read(client), read(client)]
-    await until('the first read reaches node 1', () => a.count(READ) === 1)
+    await until(() => a.count(READ) === 1, 'the first read reaches node 1')
     t.equal(client.queued, 2, `two reads wait (queue of ${queueLimit})`)
     await clock.advance(UNKNOWN_DELAY)
     if (sent) {
-      await until('the hedge answers', () => seen.hedges.length === 1)
+      await until(() => seen.hedges.length === 1, 'the hedge answers')
       t.same([seen.hedges, seen.skipped, b.count(READ) >= 1], [['won'], [], true], `queue of ${queueLimit}: 2 waiting is half full: hedged`)
     } else {
       t.same([seen.skipped, b.count(READ)], [['overload'], 0], `queue of ${queueLimit}: 2 waiting is more than half: not hedged`)
@@ -293,11 +290,11 @@ t.test('the budget: at most its share of the window\'s reads (and the burst), th
   a.hang(READ)
   const reads = Array.from({ length: 50 }, async () => read(client))
   // Every read picks its node before any answers: they alternate, node 1 first.
-  await until('all reach a node', () => a.count(READ) + b.count(READ) === 50)
+  await until(() => a.count(READ) + b.count(READ) === 50, 'all reach a node')
   t.equal(a.count(READ), 25)
   await clock.advance(UNKNOWN_DELAY)
   const hedges = Math.floor(0.1 * 50 + BURST)
-  await until('the hedges answered', () => seen.hedges.length === hedges)
+  await until(() => seen.hedges.length === hedges, 'the hedges answered')
   t.same([seen.skipped.length, new Set(seen.skipped)], [25 - hedges, new Set(['budget'])], 'the other due hedges skipped for the budget')
   t.equal(b.count(READ), 25 + hedges, `${hedges} extra requests for 50 reads`)
   a.clearFaults()
@@ -309,7 +306,7 @@ t.test('identical concurrent reads share one upstream read and one hedge', async
   const { a, b, client, clock, seen } = await hedgedPair(t, { coalesce: true })
   a.hang(READ)
   const reads = Array.from({ length: 5 }, async () => client.get(READ))
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(await Promise.all(reads), Array.from({ length: 5 }, () => EPOCH_INFO))
   t.same([a.count(READ), b.count(READ), seen.hedges], [1, 1, ['won']])
@@ -319,7 +316,7 @@ t.test('an unhedged read carries its trace to its one attempt, and is never hedg
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.latency(100, READ)
   const answer = client.unhedged(REQUEST).get(READ)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(await answer, EPOCH_INFO)
   t.equal(b.count(READ), 0, 'no hedge, past the delay')
@@ -340,12 +337,12 @@ t.test('the first attempt answers while the hedge waits: the hedge is abandoned 
   a.latency(2000, READ)
   b.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
-  await until('the hedge reaches node 2', () => b.count(READ) === 1)
+  await until(() => b.count(READ) === 1, 'the hedge reaches node 2')
   t.same(await answer, EPOCH_INFO)
   t.same(seen.hedges, ['lost'])
-  await until('node 2 sees the hedge abandoned', () => b.aborted.length === 1)
+  await until(() => b.aborted.length === 1, 'node 2 sees the hedge abandoned')
 })
 
 t.test('a first attempt that fails while the hedge runs leaves the read to the hedge', async (t) => {
@@ -353,9 +350,9 @@ t.test('a first attempt that fails while the hedge runs leaves the read to the h
   a.hang(READ)
   b.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
-  await until('the hedge reaches node 2', () => b.count(READ) === 1)
+  await until(() => b.count(READ) === 1, 'the hedge reaches node 2')
   a.clearFaults() // node 1 drops its request
   await sleep(50)
   // Released: node 2's hung request is dropped too, and node 1 (tried) is not asked again.
@@ -370,11 +367,11 @@ t.test('a gateway error is an answer: it ends the read, the other attempt is abo
   a.hang(READ)
   b.fail(READ, 5, 'not found', 404)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   await t.rejects(answer, ChainStatusError)
   t.same(seen.hedges, ['failed'])
-  await until('node 1 sees its request abandoned', () => a.aborted.length === 1)
+  await until(() => a.aborted.length === 1, 'node 1 sees its request abandoned')
 })
 
 t.test('a first node that refuses fails over at once, without waiting for a hedge', async (t) => {
@@ -395,7 +392,7 @@ t.test('no hedge to a node that is down, nor when no other node may serve the re
   t.same(client.nodesUp, [true, false])
   a.hang(READ)
   const answer = read(client)
-  await until('the read reaches node 1', () => a.count(READ) === 3)
+  await until(() => a.count(READ) === 3, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(seen.skipped, ['no_node'])
   await b.restore()
@@ -410,7 +407,7 @@ t.test('no hedge to a node that lags, for a latest-state read', async (t) => {
   t.equal(client.heads.lagging(1), true)
   a.hang(READ)
   const answer = client.readLatest(READ)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same([seen.skipped, b.count(READ)], [['no_node'], 0])
   a.clearFaults()
@@ -421,7 +418,7 @@ t.test('no hedge for a read that is being aborted (shutdown)', async (t) => {
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.hang(READ)
   const answer = read(client).catch((err: unknown) => err)
-  await until('the read reaches node 1', () => a.count(READ) === 1)
+  await until(() => a.count(READ) === 1, 'the read reaches node 1')
   client.abortAll()
   await clock.advance(UNKNOWN_DELAY)
   t.type(await answer, ChainUnavailableError)

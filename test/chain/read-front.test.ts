@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { request } from 'undici'
-import { ChainStatusError } from '../../src/errors.js'
+import { ChainBusyError, ChainStatusError } from '../../src/errors.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { startChain } from '../fixtures/chain.js'
 import { until } from '../fixtures/wait.js'
@@ -10,6 +10,7 @@ import { PARTICIPANTS, SECOND_PAGE_KEY } from '../fixtures/chain-simulator/data/
 const ONE = '/productscience/inference/inference/inference_participant/'
 const LIST = '/productscience/inference/inference/participants_with_balances'
 const ACCOUNT = ONE + PARTICIPANTS[1].address
+const NODE = '/cosmos/base/tendermint/v1beta1/node_info'
 
 t.test('1000 concurrent identical reads make one chain request and share one parsed result', async (t) => {
   const { sim, chain: client } = await startChain(t)
@@ -127,4 +128,37 @@ t.test('with coalescing off through the app, N client requests make N chain requ
   const responses = await Promise.all(Array.from({ length: 50 }, () => app.inject(`/v1/participants/${PARTICIPANTS[1].address}`)))
   t.ok(responses.every((res) => res.statusCode === 200))
   t.equal(sim.count(ONE), 50)
+})
+
+t.test('concurrency is bounded and the wait queue too: beyond it, ChainBusyError with Retry-After', async (t) => {
+  const { chain: client, sim } = await startChain(t, { concurrency: 2, queueLimit: 3, coalesce: false })
+  sim.latency(150, NODE)
+  const accepted = Array.from({ length: 5 }, () => client.get(NODE))
+  const shed = await client.get(NODE).catch((err: unknown) => err) as ChainBusyError
+  t.ok(shed instanceof ChainBusyError)
+  t.equal(shed.statusCode, 503)
+  t.same(shed.headers, { 'retry-after': '1' })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(client.inFlight, 2, 'only `concurrency` requests are sent at once')
+  await Promise.all(accepted)
+  t.equal(sim.count(NODE), 5)
+})
+
+t.test('queueLimit 0 means no waiting: free slots are used, the next one is shed', async (t) => {
+  const { chain: client, sim } = await startChain(t, { concurrency: 2, queueLimit: 0, coalesce: false })
+  sim.latency(100, NODE)
+  const both = [client.get(NODE), client.get(NODE)]
+  await t.rejects(client.get(NODE), ChainBusyError)
+  await Promise.all(both)
+  t.equal(sim.count(NODE), 2)
+})
+
+t.test('identical concurrent reads share one request unless coalescing is off', async (t) => {
+  const { chain: client, sim } = await startChain(t)
+  sim.latency(50, NODE)
+  const [a, b] = await Promise.all([client.get(NODE), client.get(NODE)])
+  t.equal(a, b, 'one parsed result, shared')
+  t.equal(sim.count(NODE), 1)
+  await client.get(NODE)
+  t.equal(sim.count(NODE), 2, 'settled requests are not cached')
 })

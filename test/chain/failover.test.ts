@@ -13,6 +13,7 @@ import { buildTestApp } from '../fixtures/app.js'
 import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
+import { until } from '../fixtures/wait.js'
 
 // Several nodes of one chain (docs/chain-nodes.md). A read whose node refuses, resets or drops the
 // connection is retried at once on the next node; gateway errors and timeouts are answers.
@@ -59,12 +60,6 @@ async function concurrent (client: ChainClient, n: number): Promise<unknown[]> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls a condition that has no event of its own (a probe on a timer), bounded. */
-async function until (what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await sleep(10)
-  if (!condition()) throw new Error(`${what}: not within 5 s`)
-}
-
 t.test('an idle service reads from the first node; the second is a standby', async (t) => {
   const { a, b, client } = await twoNodes(t)
   t.same(await sequential(client, 10), [])
@@ -106,7 +101,7 @@ for (const victim of ['a', 'b'] as const) {
     ]
     const readsFor = async (what: string, n: number): Promise<void> => {
       const from = reads
-      await until(what, () => reads >= from + n)
+      await until(() => reads >= from + n, what)
     }
     await readsFor('reads before the restart', 30)
     await target.refuse()
@@ -114,7 +109,7 @@ for (const victim of ['a', 'b'] as const) {
     await target.restore()
     // Its probe is due after the backoff (250 ms on the clock).
     await clock.advance(250)
-    await until('re-admitted', () => nodes.lines.some((l) => l.msg === 'chain node up'))
+    await until(() => nodes.lines.some((l) => l.msg === 'chain node up'), 're-admitted')
     await readsFor('reads after the restart', 30)
     run.stop = true
     await Promise.all(loops)
@@ -243,7 +238,7 @@ t.test('the node a read fails over from is re-admitted by its probe once it answ
   await a.refuse()
   await read(client)
   await a.restore()
-  await until('node a up', () => lines.some((l) => l.msg === 'chain node up'))
+  await until(() => lines.some((l) => l.msg === 'chain node up'), 'node a up')
   t.ok(a.count(PROBE_PATH) >= 1, 're-admitted by a node_info probe')
   a.resetCounts()
   await read(client)

@@ -1,0 +1,135 @@
+import type { ChainHeads } from './heights.js'
+import type { ChainNodes } from './nodes.js'
+import { LATEST_BLOCK_PATH, withQuery } from './paths.js'
+import type { Answer, ChainReader, ChainTrace, Query, ReadRequest } from './types.js'
+
+// Heights and pinning (docs/heights-and-cache.md): the readers whose reads are pinned to one
+// height, the latest-state read that is never served below a height served before, and the
+// head poll that tells each node's head. heights.ts keeps the heads; this file reads by them.
+
+/**
+ * The head poll's own budget per node, never the chain timeout: a read waits for two rounds of
+ * it at most before it goes unpinned (issue 33), 1 s, where a healthy node answers its latest
+ * block in milliseconds.
+ */
+export const HEAD_POLL_TIMEOUT_MS = 500
+
+export interface PinningOptions {
+  readonly heads: ChainHeads
+  /** A read through the chain client's front (limiter, coalescing, choice of node). */
+  readonly answer: (request: ReadRequest) => Promise<Answer>
+}
+
+/** The pinned readers of one chain client. */
+export class Pinning {
+  readonly #heads: ChainHeads
+  readonly #answer: (request: ReadRequest) => Promise<Answer>
+
+  constructor (options: PinningOptions) {
+    this.#heads = options.heads
+    this.#answer = options.answer
+  }
+
+  /** A reader whose every read is pinned to `height` (and traced as `trace`'s). */
+  at (height: number, trace: ChainTrace | undefined): ChainReader {
+    return { height, get: async (path, query = {}) => this.#get(path, query, height, trace) }
+  }
+
+  /**
+   * A reader pinned to the height latest-state answers are served at now, asking the nodes if
+   * need be (ChainHeads.latest; a poll it starts is `trace`'s). No head confirmed (no node
+   * tells its height, the head poll fails or hangs): pinned to the height its first read is
+   * answered at if the node tells it, else unpinned, as the Go service read (issue 33).
+   */
+  async latest (trace: ChainTrace | undefined): Promise<ChainReader> {
+    const height = await this.#heads.latest(trace)
+    return height === undefined ? this.firstAnswer(trace) : this.at(height, trace)
+  }
+
+  /** A reader pinned to the height its first read is answered at (FirstAnswerPin). */
+  firstAnswer (trace: ChainTrace | undefined): ChainReader {
+    return new FirstAnswerPin(this, trace)
+  }
+
+  /**
+   * A latest-state read at the node's own latest height, from a node that is not lagging;
+   * with the height it was answered at, raised to the served height if the node was behind it.
+   */
+  async readLatest (path: string, query: Query, trace: ChainTrace | undefined): Promise<Answer> {
+    const answer = await this.#answer({ target: withQuery(path, query), latest: true, hedged: true, trace })
+    if (answer.height === undefined) return answer
+    const served = this.#heads.serve(answer.height)
+    if (served === answer.height) return answer
+    return { value: await this.#get(path, query, served, trace), height: served }
+  }
+
+  async #get (path: string, query: Query, height: number, trace: ChainTrace | undefined): Promise<unknown> {
+    return (await this.#answer({ target: withQuery(path, query), height, hedged: true, trace })).value
+  }
+}
+
+/**
+ * Pins an answer's reads to the height its first read is answered at: the first goes to a
+ * node at its latest height, and every later one (waiting for the first) at that height.
+ */
+class FirstAnswerPin implements ChainReader {
+  readonly #pinning: Pinning
+  readonly #trace: ChainTrace | undefined
+  #height: number | undefined
+  #first: Promise<unknown> | undefined
+
+  constructor (pinning: Pinning, trace: ChainTrace | undefined) {
+    this.#pinning = pinning
+    this.#trace = trace
+  }
+
+  get height (): number | undefined {
+    return this.#height
+  }
+
+  async get (path: string, query: Query = {}): Promise<unknown> {
+    if (this.#height !== undefined) return this.#pinning.at(this.#height, this.#trace).get(path, query)
+    if (this.#first !== undefined) {
+      await this.#first.catch(() => {})
+      return this.get(path, query)
+    }
+    const first = this.#pinning.readLatest(path, query, this.#trace)
+    this.#first = first
+    try {
+      const answer = await first
+      // A node that does not tell its height leaves the answer unpinned, as before heights.
+      this.#height = answer.height
+      return answer.value
+    } finally {
+      if (this.#height === undefined) this.#first = undefined
+    }
+  }
+}
+
+export interface HeadPollOptions {
+  readonly nodes: ChainNodes
+  readonly heads: ChainHeads
+  /** GET from one node outside the limiter, under its own budget (ChainClient.probe). */
+  readonly probe: (path: string, timeoutMs: number, node: number, trace: ChainTrace | undefined) => Promise<unknown>
+  /** Each node's budget for its answer (at most HEAD_POLL_TIMEOUT_MS). */
+  readonly timeoutMs: number
+}
+
+interface LatestBlock { block?: { header?: { height?: unknown } | null } | null }
+
+/** Asks every healthy node (every node, when none is) for its latest block, each height told reported to the heads. */
+export async function pollHeads (options: HeadPollOptions, trace: ChainTrace | undefined): Promise<void> {
+  const { nodes, heads } = options
+  const healthy = nodes.all.filter((node) => node.healthy)
+  const asked = healthy.length > 0 ? healthy : nodes.all
+  await Promise.all(asked.map(async (node) => {
+    try {
+      const answer = await options.probe(LATEST_BLOCK_PATH, options.timeoutMs, node.index, trace) as LatestBlock | null
+      const height = Number(answer?.block?.header?.height)
+      // An answer without a height confirms nothing.
+      if (Number.isSafeInteger(height) && height >= 1) heads.observe(node.index, height, true)
+    } catch {
+      // Down, or not answering: the probe has already reported it to the node set.
+    }
+  }))
+}

@@ -1,0 +1,32 @@
+// Label values the rest of the service passes to the metrics (docs/metrics.md). They live apart
+// from registry.ts, which loads prom-client: the HTTP layer names them with metrics off, and
+// prom-client is then never loaded (service.ts imports the registry only when metrics are on).
+
+/** The route label of a request no route matched (404, 405): never the raw URL, whose values are unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+/** The route label of a request Node itself refused (malformed, headers too large, timed out) before it had a route. */
+export const CLIENT_ERROR_ROUTE = 'clientError'
+
+/** The method label of such a request: Node could not read one. */
+export const UNKNOWN_METHOD = 'unknown'
+
+/**
+ * Why a request is refused with 503 + Retry-After: the keys of `Shedding.total`, the `reason`
+ * of the `shedding` summary line and of edge_api_shed_total (docs/metrics.md lists them);
+ * http/shedding.ts counts them.
+ * The first three are under-pressure's names for what it measures.
+ */
+export const SHED_REASONS = [
+  /** The admission policy (http/admission.ts) turned the request away. */
+  'eventLoopDelay',
+  /** under-pressure's hard limits: off in production, set by tests and the bench. */
+  'eventLoopUtilization',
+  'heapUsedBytes',
+  /** The bounded queue of chain requests is full (ChainBusyError). */
+  'chainQueue',
+  /** A route group's own queue is full (RouteGroupBusyError): the optional verify routes. */
+  'groupQueue'
+] as const
+
+export type ShedReason = typeof SHED_REASONS[number]

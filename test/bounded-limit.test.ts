@@ -1,0 +1,58 @@
+import t from 'tap'
+import { BoundedLimit } from '../src/bounded-limit.js'
+
+class Busy extends Error {}
+const limit = (concurrency: number, queueLimit: number): BoundedLimit => new BoundedLimit({ concurrency, queueLimit, busy: () => new Busy(`busy ${concurrency}+${queueLimit}`) })
+
+t.test('runs `concurrency` at once, queues up to `queueLimit` in arrival order, refuses the rest (shed, 503)', async (t) => {
+  const admission = limit(2, 2)
+  const first = await admission.enter()
+  const second = await admission.enter()
+  t.equal(admission.active, 2)
+  const order: string[] = []
+  const third = admission.enter().then((release) => { order.push('third'); return release })
+  const fourth = admission.enter().then((release) => { order.push('fourth'); return release })
+  t.equal(admission.queued, 2)
+  await t.rejects(admission.enter(), new Busy('busy 2+2'), 'beyond the queue: refused at once with the caller\'s error')
+
+  first()
+  first() // a second call gives nothing back twice
+  const releaseThird = await third
+  t.same(order, ['third'])
+  t.equal(admission.active, 2, 'the slot passed straight on')
+  t.equal(admission.queued, 1)
+  second()
+  const releaseFourth = await fourth
+  t.same(order, ['third', 'fourth'])
+  releaseThird()
+  releaseFourth()
+  t.equal(admission.active, 0)
+  t.equal(admission.queued, 0)
+  const again = await admission.enter()
+  t.equal(admission.active, 1, 'and the slots are reusable')
+  again()
+})
+
+t.test('a queue of 0 refuses as soon as every slot is taken', async (t) => {
+  const admission = limit(1, 0)
+  const release = await admission.enter()
+  await t.rejects(admission.enter(), new Busy('busy 1+0'))
+  release()
+  ;(await admission.enter())()
+})
+
+t.test('run() holds a slot while its work runs, and gives it back however the work ends', async (t) => {
+  const admission = limit(1, 1)
+  let finish!: (value: string) => void
+  const first = admission.run(async () => new Promise<string>((resolve) => { finish = resolve }))
+  const second = admission.run(async () => { throw new Error('failed') })
+  t.equal(admission.active, 1)
+  t.equal(admission.queued, 1)
+  t.equal(admission.queueLimit, 1)
+  await t.rejects(admission.run(async () => 'never'), Busy)
+  finish('done')
+  t.equal(await first, 'done')
+  await t.rejects(second, new Error('failed'))
+  t.equal(admission.active, 0, 'both slots given back')
+  t.equal(await admission.run(async () => 'again'), 'again')
+})
