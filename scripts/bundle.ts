@@ -18,7 +18,7 @@
 // V8 refuses it (another Node or other flags): slower, never different.
 //
 // Left out of the bundle, loaded from node_modules when first needed: tracing's SDK and
-// exporters (imported on demand) and piscina (required by the verify pool's first task).
+// exporters (imported on demand), the shared tier's Redis client, and piscina (required by the verify pool's first task).
 // Source maps point at src/ only, for stack traces and for the coverage of the tests that run
 // dist/main.js: tap leaves out the whole of a file whose map names any node_modules source.
 import { spawn } from 'node:child_process'
@@ -112,9 +112,10 @@ const result = await build({
   format: 'cjs',
   target: 'node20',
   sourcemap: true,
-  // Only what the code imports: @opentelemetry/* and @grpc/* are imported on demand, and
-  // piscina is required by the verify pool's first task.
-  external: ['@opentelemetry/*', '@grpc/*', 'piscina'],
+  // Only what the code imports: @opentelemetry/* and @grpc/* are imported on demand, as is
+  // the shared tier's client (@redis/*, with EDGE_API_REDIS_URL only), and piscina is
+  // required by the verify pool's first task.
+  external: ['@opentelemetry/*', '@grpc/*', '@redis/*', 'piscina'],
   // import() of those becomes a require() when it runs: a function compiled from V8's code
   // cache has lost the vm.Script's import() callback (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING),
   // and each of them has a CommonJS build.

@@ -12,6 +12,7 @@ import type { ServerTimeouts } from './http/server-timeouts.js'
 import type { Metrics } from './metrics/registry.js'
 import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
+import { openSharedTier, type SharedTier } from './shared/shared-tier.js'
 import { FLUSH_BUDGET_MS, startTracing, type Tracing } from './tracing/tracing.js'
 import type { LoadShedding } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
@@ -51,6 +52,8 @@ export interface BuiltService {
   readonly build: BuildInfo
   /** The tracer; undefined when tracing is off (EDGE_API_OTEL_ENABLED unset), as by default. main.ts flushes it at exit. */
   readonly tracing: Tracing | undefined
+  /** The shared tier (docs/shared-tier.md); undefined without EDGE_API_REDIS_URL, as by default. */
+  readonly shared: SharedTier | undefined
   /** Closes the app, then the chain client's connections, then flushes the traces (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
@@ -92,6 +95,8 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   })
   // The cache is no readiness dependency: it only ever answers what the chain answered.
   const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
+  // Neither is the shared tier: it connects in the background, and the replica serves on its own until it does.
+  const shared = config.redisUrl === undefined ? undefined : await openSharedTier({ url: config.redisUrl, maxLag: config.maxNodeLag, heads: chain.heads, cache, log: options.logger, metrics })
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   metrics?.watch({
     draining: () => readiness.draining,
@@ -108,9 +113,10 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()
+    await shared?.close()
     await tracing?.shutdown(FLUSH_BUDGET_MS)
   }
-  return { app, chain, readiness, metrics, build, tracing, close }
+  return { app, chain, readiness, metrics, build, tracing, shared, close }
 }
 
 /**

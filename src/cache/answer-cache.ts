@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import type { SharedAnswers } from '../shared/shared-answers.js'
 
 /** A built answer, ready to send: its body bytes and the headers that go with them. */
 export interface CachedAnswer {
@@ -9,9 +10,10 @@ export interface CachedAnswer {
 
 /**
  * How a cacheable read was answered: from the cache, by sharing an answer being built,
- * built (miss), or 304 from its ETag (revalidated).
+ * from the answers another replica built (shared: the shared tier), built (miss), or 304
+ * from its ETag (revalidated).
  */
-export type CacheResult = 'hit' | 'coalesced' | 'miss' | 'revalidated'
+export type CacheResult = 'hit' | 'coalesced' | 'shared' | 'miss' | 'revalidated'
 
 /** Told how each cacheable read was answered, and of every eviction (src/metrics/ counts them). */
 export interface CacheObserver {
@@ -32,6 +34,8 @@ const ENTRY_OVERHEAD_BYTES = 256
 export class AnswerCache {
   readonly #lru: LRUCache<string, CachedAnswer>
   readonly observer: CacheObserver | undefined
+  /** The pool's answers behind this replica's (the shared tier, EDGE_API_REDIS_URL); undefined without it. */
+  shared: SharedAnswers | undefined
 
   constructor (maxBytes: number, observer?: CacheObserver) {
     this.observer = observer

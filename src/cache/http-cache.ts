@@ -134,14 +134,24 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       const shared = building.get(key)
       const answer = shared === undefined ? undefined : await shared
       if (answer !== undefined) return sendAnswer(sendResult(reply, route, 'coalesced'), answer)
-      sendResult(reply, route, 'miss')
       if (shared !== undefined) {
         // The answer it waited for failed: build its own (its chain reads still coalesce).
+        sendResult(reply, route, 'miss')
         pending.set(request, { base, route, latest: answerClass === 'latest' })
         return
       }
       let done!: (answer: CachedAnswer | undefined) => void
       building.set(key, new Promise((resolve) => { done = resolve }))
+      // Another replica may have built it, or be building it: the shared tier is asked
+      // (a bounded wait) before the chain. Those waiting here wait for its answer too.
+      const pooled = cache.shared === undefined ? undefined : await cache.shared.find(key)
+      if (pooled !== undefined) {
+        cache.set(key, pooled)
+        done(pooled)
+        building.delete(key)
+        return sendAnswer(sendResult(reply, route, 'shared'), pooled)
+      }
+      sendResult(reply, route, 'miss')
       pending.set(request, { base, route, latest: answerClass === 'latest', done })
     }
   }
@@ -167,6 +177,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     // A handler's answer, serialized by its route's schema: a string.
     const answer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag }
     cache?.set(key, answer)
+    cache?.shared?.keep(key, answer)
     read.done?.(answer)
     // Built without knowing its height first (no cache, no fresh head): the tag is compared now.
     if (reply.getHeader(CACHE_HEADER) !== undefined || !matchesTag(request.headers['if-none-match'], etag)) return payload

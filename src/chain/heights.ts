@@ -35,6 +35,15 @@ export function answeredHeight (headers: IncomingHttpHeaders): number | undefine
   return Number(value)
 }
 
+/**
+ * The pool of replicas this one shares heads with (src/shared/head-hints.ts): told of each
+ * new best head, and what a latest-state read waits for before it picks its height.
+ */
+export interface HeadPool {
+  confirmed (height: number): void
+  settled (): Promise<void> | undefined
+}
+
 export interface ChainHeadsOptions {
   readonly nodeCount: number
   /** A node more than this many blocks behind the best head takes no latest-state reads (EDGE_API_MAX_NODE_LAG). */
@@ -81,6 +90,7 @@ export class ChainHeads {
   #polling: Promise<void> | undefined
   #polledAt = -Infinity
   #known = true
+  #pool: HeadPool | undefined
 
   constructor (options: ChainHeadsOptions) {
     this.#heads = new Array<number>(options.nodeCount).fill(0)
@@ -98,7 +108,21 @@ export class ChainHeads {
    */
   observe (node: number, height: number, latest: boolean): void {
     if (latest && height >= this.best) this.#confirmedAt = performance.now()
-    if (height > (this.#heads[node] as number)) this.#heads[node] = height
+    if (height <= (this.#heads[node] as number)) return
+    const pool = this.#pool
+    const rises = pool !== undefined && height > this.best
+    this.#heads[node] = height
+    if (rises) pool.confirmed(height)
+  }
+
+  /** Shares this replica's heads with the pool's (the shared tier), and takes the pool's as hints. */
+  share (pool: HeadPool): void {
+    this.#pool = pool
+  }
+
+  /** Polls the nodes now, after any poll in flight (which may have asked before a new block existed); never rejects. */
+  lookAgain (): Promise<void> {
+    return (this.#polling ?? Promise.resolve()).then(() => this.#refresh(undefined))
   }
 
   /** The highest height any node has answered (0: none yet). */
@@ -161,6 +185,9 @@ export class ChainHeads {
    * started it); one in the background is no request's.
    */
   async latest (trace?: ChainTrace): Promise<number | undefined> {
+    // Another replica confirmed a head above this one's best: its nodes are being asked now.
+    const hinted = this.#pool?.settled()
+    if (hinted !== undefined) await hinted
     const startedAt = performance.now()
     const stale = (): boolean => startedAt - this.#confirmedAt > this.#maxAgeMs
     if (stale() && this.#known) {

@@ -3,6 +3,9 @@ import type { BuildInfo } from '../build-info.js'
 import type { CacheObserver, CacheResult } from '../cache/answer-cache.js'
 import type { ChainObserver, ChainOutcome } from '../chain/types.js'
 import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '../chain/hedging.js'
+import { HINT_RESULTS, type HintResult } from '../shared/head-hints.js'
+import { SHARED_LOOKUPS, type SharedLookup } from '../shared/shared-answers.js'
+import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, type StoreObserver, type StoreState } from '../shared/store.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
 import { SHED_REASONS, type ShedReason } from './labels.js'
@@ -68,7 +71,7 @@ function processMetrics (): Registry {
  * process (tests, the bench) never share a series. Implements every observer the service
  * reports to: requests (src/metrics/requests.ts), the chain client, readiness, shedding.
  */
-export class Metrics implements ChainObserver, CacheObserver {
+export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   /** This instance's series and the process metrics. */
   readonly registry: Registry
   #sources = NO_SOURCES
@@ -82,6 +85,10 @@ export class Metrics implements ChainObserver, CacheObserver {
   readonly #cacheEvictions: Counter
   readonly #hedges: Counter<'result'>
   readonly #hedgesSkipped: Counter<'reason'>
+  readonly #sharedOperations: Counter<'operation' | 'result'>
+  readonly #sharedHeads: Counter<'result'>
+  readonly #sharedAnswers: Counter<'result'>
+  #sharedUp = 0
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, HistogramSeries>()
   readonly #chainChildren = new Map<string, HistogramSeries>()
@@ -208,6 +215,30 @@ export class Metrics implements ChainObserver, CacheObserver {
     })
     // Exported at 0 from the start (tracing off included), so an alert on the rate sees the first drop.
     for (const reason of DROP_REASONS) this.#spansDropped.inc({ reason }, 0)
+    // The shared tier (docs/shared-tier.md): exported whether it is configured or not, at 0 without it.
+    gauge('edge_api_shared_store_up', '1 while the shared tier\'s store answers (EDGE_API_REDIS_URL), 0 while it is connecting, down or unresponsive, or not configured',
+      () => this.#sharedUp)
+    this.#sharedOperations = new Counter({
+      name: 'edge_api_shared_operations_total',
+      help: 'Commands to the shared tier\'s store by operation and result: ok, timeout (past its few-ms deadline), error, skipped (not sent: the store is down or unresponsive)',
+      labelNames: ['operation', 'result'],
+      registers
+    })
+    for (const operation of OPERATIONS) for (const result of OPERATION_RESULTS) this.#sharedOperations.inc({ operation, result }, 0)
+    this.#sharedHeads = new Counter({
+      name: 'edge_api_shared_heads_total',
+      help: 'Heads shared across the pool, by result: published (this replica\'s), looked (another\'s head ahead: its nodes asked now), confirmed / unconfirmed (by that look), behind, implausible (too far ahead: ignored), ignored',
+      labelNames: ['result'],
+      registers
+    })
+    for (const result of HINT_RESULTS) this.#sharedHeads.inc({ result }, 0)
+    this.#sharedAnswers = new Counter({
+      name: 'edge_api_shared_answers_total',
+      help: 'Answer-cache misses looked up in the shared tier, by result: hit, waited (for the replica building it), claimed (this replica builds it), gave_up (waited, then built), unavailable (the store did not say)',
+      labelNames: ['result'],
+      registers
+    })
+    for (const result of SHARED_LOOKUPS) this.#sharedAnswers.inc({ result }, 0)
     this.registry = Registry.merge([own, processMetrics()])
   }
 
@@ -281,5 +312,21 @@ export class Metrics implements ChainObserver, CacheObserver {
 
   cacheEvicted (): void {
     this.#cacheEvictions.inc()
+  }
+
+  sharedOperation (operation: Operation, result: OperationResult): void {
+    this.#sharedOperations.inc({ operation, result })
+  }
+
+  sharedStoreState (state: StoreState): void {
+    this.#sharedUp = state === 'up' ? 1 : 0
+  }
+
+  sharedHead (result: HintResult): void {
+    this.#sharedHeads.inc({ result })
+  }
+
+  sharedAnswer (result: SharedLookup): void {
+    this.#sharedAnswers.inc({ result })
   }
 }

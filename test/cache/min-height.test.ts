@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
+import { startChainNodes as nodes } from '../fixtures/chain.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
 

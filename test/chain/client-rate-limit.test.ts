@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainNodes } from '../fixtures/chain.js'
 import { startMain } from '../fixtures/main-process.js'
 
 // Issue 33: a node that rate-limits is the node's overload, not the client's fault. Its 429
@@ -14,13 +14,6 @@ const QUERIES = '/productscience'
 const LATEST_READS = ['/v1/epochs/latest', '/v1/participants', '/v1/pricing', '/v1/restrictions/status']
 const NGINX_429 = '<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center><hr><center>nginx</center></body></html>'
 const NGINX_503 = '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>'
-
-async function twoNodes (t: Test): Promise<ChainSimulator[]> {
-  const clock = new BlockClock()
-  const sims = await Promise.all([startChainSimulator(0, { clock }), startChainSimulator(0, { clock })])
-  t.teardown(async () => { await Promise.all(sims.map(async (sim) => sim.close())) })
-  return sims
-}
 
 async function serve (t: Test, sims: ChainSimulator[]): Promise<{ origin: string, lines: Array<Record<string, unknown>> }> {
   const main = startMain({
@@ -56,7 +49,7 @@ const cases: Array<{ name: string, refuse: (sim: ChainSimulator) => void, retryI
 
 for (const { name, refuse, retryInMs } of cases) {
   t.test(`the preferred node answers ${name}, one healthy peer: 0 client errors, the node skipped for its Retry-After`, async (t) => {
-    const sims = await twoNodes(t)
+    const sims = (await startChainNodes(t, [0, 0])).sims
     const [limited, healthy] = sims as [ChainSimulator, ChainSimulator]
     const { origin, lines } = await serve(t, sims)
     // After the boot: an HTTP-date counts from when it is written.
@@ -74,7 +67,7 @@ for (const { name, refuse, retryInMs } of cases) {
 }
 
 t.test('every node rate-limits: the client sees the 429', async (t) => {
-  const sims = await twoNodes(t)
+  const sims = (await startChainNodes(t, [0, 0])).sims
   for (const sim of sims) sim.fail(QUERIES, 8, 'rate limit exceeded: too many requests', 429, { 'retry-after': '30' })
   const { origin } = await serve(t, sims)
   const res = await fetch(`${origin}/v1/restrictions/status`)

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainNodes } from '../fixtures/chain.js'
 import { startMain, type MainProcess } from '../fixtures/main-process.js'
 import { until } from '../fixtures/wait.js'
 
@@ -16,16 +16,6 @@ const LATEST_READS = ['/v1/epochs/latest', '/v1/participants', '/v1/pricing', '/
 /** The answer cache as deployed (its default): the head poll runs before every latest-state read. */
 const CACHE_AS_DEPLOYED = { EDGE_API_CACHE_SIZE: '64MiB' }
 const HEIGHTS_UNKNOWN = 'chain heights unknown; serving latest-state reads unpinned'
-
-async function nodes (t: Test, lags: number[]): Promise<{ clock: BlockClock, sims: ChainSimulator[] }> {
-  const clock = new BlockClock()
-  const sims = await Promise.all(lags.map(async (lag) => startChainSimulator(0, { clock, lag })))
-  t.teardown(async () => {
-    clock.stop()
-    await Promise.all(sims.map(async (sim) => sim.close()))
-  })
-  return { clock, sims }
-}
 
 async function serve (t: Test, sims: ChainSimulator[], env: Record<string, string> = {}): Promise<{ main: MainProcess, origin: string }> {
   const main = startMain({
@@ -70,7 +60,7 @@ async function fourReadsServed (t: Test, origin: string): Promise<Timed[]> {
 }
 
 t.test('a node that tells no height (no height header, blocks/latest filtered by a proxy): the four latest-state reads 200 within 3 s, unpinned and uncached; /readyz 200', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   sim!.tellsHeight = false
   sim!.raw(LATEST_BLOCK_PATH, 404, '<html><body><h1>404 Not Found</h1>nginx</body></html>')
   const { main, origin } = await serve(t, [sim!])
@@ -85,7 +75,7 @@ t.test('a node that tells no height (no height header, blocks/latest filtered by
 })
 
 t.test('two nodes whose blocks/latest hangs (they tell heights on their answers): the four reads 200 within 3 s, pinned to the height answered; /readyz 200', async (t) => {
-  const { sims } = await nodes(t, [0, 0])
+  const { sims } = await startChainNodes(t, [0, 0])
   for (const sim of sims) sim.hang(LATEST_BLOCK_PATH)
   const { main, origin } = await serve(t, sims)
   const answers = await fourReadsServed(t, origin)
@@ -97,7 +87,7 @@ t.test('two nodes whose blocks/latest hangs (they tell heights on their answers)
 })
 
 t.test('a node that tells no height and whose blocks/latest hangs: the four reads 200 within 3 s; /readyz 200', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   sim!.tellsHeight = false
   sim!.hang(LATEST_BLOCK_PATH)
   const { origin } = await serve(t, [sim!])
@@ -106,7 +96,7 @@ t.test('a node that tells no height and whose blocks/latest hangs: the four read
 })
 
 t.test('the stale head: the preferred node 1000 blocks behind answers /v1/versions all the time; the served height follows the chain within EDGE_API_HEAD_MAX_AGE plus one poll', async (t) => {
-  const { clock, sims } = await nodes(t, [1000, 0])
+  const { clock, sims } = await startChainNodes(t, [1000, 0])
   const { origin } = await serve(t, sims, { EDGE_API_HEAD_MAX_AGE: '1s' })
   const maxAgeMs = 1000
   // One poll's budget (HEAD_POLL_TIMEOUT_MS; written out, so that this runs against the landed code too).
@@ -151,7 +141,7 @@ t.test('the stale head: the preferred node 1000 blocks behind answers /v1/versio
 })
 
 t.test('ready stays honest: with every node refusing, /readyz 503 and the reads 503', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   sim!.tellsHeight = false
   const { origin } = await serve(t, [sim!])
   t.equal((await timedGet(`${origin}/v1/epochs/latest`)).status, 200)

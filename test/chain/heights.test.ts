@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { chainNodes as nodes } from '../fixtures/chain-nodes.js'
+import { startChainNodes } from '../fixtures/chain.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
@@ -23,7 +23,7 @@ function readHeights (sim: ChainSimulator): { asked: Array<number | undefined>, 
 
 for (const cache of ['0', '1MiB']) {
   t.test(`a block lands before every chain read of every multi-call route: 0 answers mixing heights (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
-    const { clock, sims: [sim] } = await nodes(t, [0])
+    const { clock, sims: [sim] } = await startChainNodes(t, [0])
     sim!.onRequest = () => clock.advance()
     let previous = 0
     for (const url of MULTI_CALL_ROUTES) {
@@ -47,7 +47,7 @@ for (const cache of ['0', '1MiB']) {
 }
 
 t.test('two nodes, the preferred one 5 blocks behind: 10 000 sequential reads of /v1/epochs/latest never go backwards, never 4xx', { timeout: 240_000 }, async (t) => {
-  const { clock, sims: [behind, ahead] } = await nodes(t, [5, 0])
+  const { clock, sims: [behind, ahead] } = await startChainNodes(t, [5, 0])
   const { app, logs } = await buildTestApp(t, {
     sim: behind,
     env: { CHAIN_REST_URL: `${behind!.url},${ahead!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '20ms', EDGE_API_LOG_LEVEL: 'info' }
@@ -76,7 +76,7 @@ t.test('two nodes, the preferred one 5 blocks behind: 10 000 sequential reads of
 })
 
 t.test('a pinned read the node cannot serve goes to the next node; none can: 503, never 4xx', async (t) => {
-  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { sims: [a, b] } = await startChainNodes(t, [0, 0])
   const { app } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '1m' } })
   t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
   a!.resetCounts()
@@ -99,7 +99,7 @@ t.test('a pinned read the node cannot serve goes to the next node; none can: 503
 })
 
 t.test('one node behind the height already served: the answer is read at the served height (503 while it lacks it)', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
   chain.heads.serve(sim!.head + 3)
   const res = await app.inject('/v1/epochs/latest')
@@ -108,7 +108,7 @@ t.test('one node behind the height already served: the answer is read at the ser
 })
 
 t.test('a pinned read goes first to the node known to have its height; a lagging node that catches up is used again', async (t) => {
-  const { clock, sims: [a, b] } = await nodes(t, [1, 0])
+  const { clock, sims: [a, b] } = await startChainNodes(t, [1, 0])
   const { app, logs } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '5ms', EDGE_API_LOG_LEVEL: 'info' } })
   t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
   t.equal(a!.count('/productscience'), 0, 'the node one block behind is not asked first')
@@ -124,7 +124,7 @@ t.test('a pinned read goes first to the node known to have its height; a lagging
 })
 
 t.test('a node that does not say its height leaves the answer unpinned, as before heights; concurrent first reads wait for the first', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
   sim!.tellsHeight = false
   const res = await app.inject('/v1/participants')
@@ -143,7 +143,7 @@ t.test('a node that does not say its height leaves the answer unpinned, as befor
 })
 
 t.test('a node answering below the served height is asked again at the served height', async (t) => {
-  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { clock, sims: [sim] } = await startChainNodes(t, [0])
   const { app, chain } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
   chain.heads.serve(sim!.head + 1)
   let arrivals = 0
@@ -154,7 +154,7 @@ t.test('a node answering below the served height is asked again at the served he
 })
 
 t.test('no node tells its head: 503, and the lag of an unknown head is 0', async (t) => {
-  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { sims: [a, b] } = await startChainNodes(t, [0, 0])
   const { app, metrics } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CACHE_SIZE: '1MiB' } })
   await a!.refuse()
   await b!.refuse()
@@ -167,7 +167,7 @@ t.test('no node tells its head: 503, and the lag of an unknown head is 0', async
 })
 
 t.test('a head poll that fails once (a keep-alive connection the node closed) is asked again at once: no 503', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
   let polls = 0
   sim!.onRequest = (pathname) => {
@@ -183,7 +183,7 @@ t.test('a head poll that fails once (a keep-alive connection the node closed) is
 })
 
 t.test('a node whose latest block tells no height (neither the body nor the header): after two rounds the read goes unpinned, uncached; one warn line; known again once the poll confirms a head', async (t) => {
-  const { sims: [sim] } = await nodes(t, [0])
+  const { sims: [sim] } = await startChainNodes(t, [0])
   sim!.override(LATEST_BLOCK_PATH, { block: { header: {} } })
   sim!.tellsHeight = false
   const { app, chain, metrics, logs } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1s' } })
@@ -220,7 +220,7 @@ t.test('a node whose latest block tells no height (neither the body nor the head
 })
 
 t.test('a node whose blocks/latest hangs: the head poll gives up after its own budget (HEAD_POLL_TIMEOUT_MS), not the chain timeout, and marks no node down', async (t) => {
-  const { sims: [a, b] } = await nodes(t, [0, 0])
+  const { sims: [a, b] } = await startChainNodes(t, [0, 0])
   a!.hang(LATEST_BLOCK_PATH)
   b!.hang(LATEST_BLOCK_PATH)
   const { app, chain, logs } = await buildTestApp(t, { sim: a, env: { CHAIN_REST_URL: `${a!.url},${b!.url}`, EDGE_API_CHAIN_TIMEOUT: '30s', EDGE_API_LOG_LEVEL: 'info' } })

@@ -61,7 +61,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
-  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'jaeger', 'prometheus'])
+  t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'jaeger', 'prometheus', 'valkey'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
     t.same(s?.aliases, ['edge-api-pool'], `${name} is in the pool`)
@@ -69,6 +69,7 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
     t.equal(s?.environment.EDGE_API_CHAIN_MAX_RESPONSE, '16MiB', 'the answer limit too')
     t.equal(s?.environment.EDGE_API_HOST, '0.0.0.0', 'listens on the container network')
     t.equal(s?.environment.EDGE_API_DRAIN_ANNOUNCE, '5s', 'announces the drain to the router')
+    t.equal(s?.environment.EDGE_API_REDIS_URL, 'redis://valkey:6379', 'shares heads and answers through the stack\'s valkey')
     t.notOk('container_name' in (s?.scalars ?? {}), 'no container_name: the service can be scaled')
   }
   const router = services.get('edge-api-router')
@@ -81,6 +82,15 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
     'one switch opens them on the replicas and the router alike')
   t.equal(router?.environment.EDGE_API_POOL_HOST, 'edge-api-pool')
   t.equal(router?.environment.EDGE_API_ROUTER_METRICS_ADDRESS, '127.0.0.1:8405', 'metrics on loopback only')
+
+  // The shared tier's store: Valkey, nothing persisted, bounded memory, not published.
+  const valkey = services.get('valkey')
+  t.match(valkey?.scalars.image, /^valkey\/valkey:\d+\.\d+/, 'the official valkey image')
+  const store = parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout).services.valkey as { command: string[], ports?: unknown }
+  t.same(store.command, ['valkey-server', '--save', '', '--appendonly', 'no', '--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'], 'no snapshot, no AOF: a restart starts empty; least recently used out at 256mb')
+  t.equal(store.ports, undefined, 'not published on the host')
+  const off = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { EDGE_API_REDIS_URL: '' } }).stdout)
+  t.equal(off.get('edge-api-1')?.environment.EDGE_API_REDIS_URL, '', 'EDGE_API_REDIS_URL= (empty) turns the shared tier off')
 
   const overridden = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { CHAIN_REST_URL: 'http://chain.internal:1317', EDGE_API_DRAIN_ANNOUNCE: '10s' } }).stdout)
   t.equal(overridden.get('edge-api-2')?.environment.CHAIN_REST_URL, 'http://chain.internal:1317')

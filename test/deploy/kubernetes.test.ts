@@ -35,9 +35,21 @@ t.test('the shipped manifests', async (t) => {
     'hpa/hpa.yaml HorizontalPodAutoscaler',
     'metrics-service.yaml Service',
     'pdb.yaml PodDisruptionBudget',
-    'service.yaml Service'
+    'service.yaml Service',
+    'valkey.yaml Deployment',
+    'valkey.yaml Service'
   ])
   t.same(kustomizationProblems(), [], 'kustomization.yaml lists every manifest; hpa/ is a Component it names')
+})
+
+t.test('the shared tier\'s Valkey: EDGE_API_REDIS_URL names its Service; nothing persisted, memory bounded, no pod of edge-api\'s', async (t) => {
+  const service = find(manifests, 'Service', 'edge-api-valkey')
+  const port = service.spec.ports[0].port as number
+  t.equal(configData(manifests).EDGE_API_REDIS_URL, `redis://edge-api-valkey:${port}`, 'the ConfigMap points the pods at it')
+  const valkey = find(manifests, 'Deployment', 'edge-api-valkey')
+  t.same(valkey.spec.template.spec.containers[0].args, ['valkey-server', '--save', '', '--appendonly', 'no', '--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'])
+  t.notOk('volumes' in valkey.spec.template.spec, 'no volume: a restart starts empty')
+  t.notSame(service.spec.selector, find(manifests, 'Service', 'edge-api').spec.selector, 'edge-api\'s Service does not select it')
 })
 
 t.test('every document validates against the Kubernetes schemas (kubernetes-models)', async (t) => {

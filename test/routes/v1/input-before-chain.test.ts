@@ -1,7 +1,7 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { BlockClock } from '../../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator, type ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
+import { startChainNodes } from '../../fixtures/chain.js'
 import { startMain } from '../../fixtures/main-process.js'
 import { ROUTES } from '../../fixtures/routes.js'
 
@@ -16,17 +16,10 @@ t.setTimeout(120_000)
 /** Values a client may put in any path parameter: each wrong for some route. */
 const BAD_VALUES = ['0', '-1', '+1', 'x', 'zz', 'GONKA1', '18446744073709551616', '9223372036854775808', '99999999999999999999999999', '1.5', '%20', 'a'.repeat(200)]
 
-async function twoNodes (t: Test): Promise<ChainSimulator[]> {
-  const clock = new BlockClock()
-  const sims = await Promise.all([startChainSimulator(0, { clock }), startChainSimulator(0, { clock })])
-  t.teardown(async () => { await Promise.all(sims.map(async (sim) => sim.close())) })
-  return sims
-}
-
 const chainRequests = (sims: ChainSimulator[]): number => sims.reduce((n, sim) => n + sim.count(), 0)
 
 t.test('/v1/epochs/0/participants against node dist/main.js: 400 with 0 chain requests of any kind', async (t) => {
-  const sims = await twoNodes(t)
+  const sims = (await startChainNodes(t, [0, 0])).sims
   const main = startMain({ CHAIN_REST_URL: sims.map((sim) => sim.url).join(','), EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_CACHE_SIZE: '64MiB' })
   t.teardown(() => main.child.kill('SIGKILL'))
   const origin = `http://127.0.0.1:${await main.port()}`
@@ -42,7 +35,7 @@ t.test('/v1/epochs/0/participants against node dist/main.js: 400 with 0 chain re
 })
 
 t.test('every GET /v1 route, each path parameter given each bad value: every 400 is answered with 0 chain requests', async (t) => {
-  const sims = await twoNodes(t)
+  const sims = (await startChainNodes(t, [0, 0])).sims
   const { app } = await buildTestApp(t, { sim: sims[0], env: { CHAIN_REST_URL: sims.map((sim) => sim.url).join(','), EDGE_API_CACHE_SIZE: '64MiB', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true', EDGE_API_HEAD_MAX_AGE: '1ms' } })
   let refused = 0
   let chainAnswered = 0

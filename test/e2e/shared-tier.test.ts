@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { poll, startPool, type Pool, type PollTotals } from '../fixtures/e2e/pool.js'
+
+// Issue 34's done-when, over real sockets: three replicas of dist/main.js behind the router
+// template's HAProxy, two nodes of one chain (the second a block behind), a block a second,
+// twelve clients each reading /v1/epochs/latest one read after the other and sending
+// nothing special. With the shared tier no read goes backwards across the pool and the chain
+// is asked about once per block; the store killed, restarted empty, frozen, thawed and
+// flushed under that load fails no read. The same pool without the store is bench/shared-tier.ts.
+
+const POLLERS = 12
+const BLOCK_MS = 1000
+
+function report (t: Test, name: string, totals: PollTotals): void {
+  t.comment(`${name}: ${totals.reads} reads over ${totals.blocks} blocks, ${totals.backwards} backwards, ${totals.failed} failed, ` +
+    `${totals.epochInfoPerBlock.toFixed(2)} epoch_info requests per block, p50 ${totals.p50.toFixed(1)} ms p99 ${totals.p99.toFixed(1)} ms`)
+  for (const failure of totals.failures) t.comment(`  failed: ${failure}`)
+}
+
+async function pool (t: Test): Promise<Pool | undefined> {
+  if (!requireTool(t, 'haproxy', 'the shared tier\'s pool test') || !requireTool(t, 'redis-server', 'the shared tier\'s pool test')) return undefined
+  const started = await startPool({ replicas: 3, store: true, blockMs: BLOCK_MS })
+  t.teardown(() => started.stop())
+  return started
+}
+
+t.test('three replicas, one store: 0 reads backwards, the chain asked about once per block', async (t) => {
+  const stack = await pool(t)
+  if (stack === undefined) return
+  const totals = await poll(stack, POLLERS, 25_000)
+  report(t, 'with the store', totals)
+  t.ok(totals.reads > 1000, 'the pollers kept reading')
+  t.equal(totals.failed, 0, 'no read failed')
+  t.equal(totals.backwards, 0, 'no client read an older block than it had read before')
+  t.ok(totals.epochInfoPerBlock <= 1.2, `≤ 1.2 epoch_info requests per block (${totals.epochInfoPerBlock.toFixed(2)}; without the store each replica pays: ~3)`)
+})
+
+t.test('the store killed, restarted empty, frozen, thawed and flushed under load: 0 failed reads, shared again within 3 s', async (t) => {
+  const stack = await pool(t)
+  if (stack === undefined) return
+  const redis = stack.redis
+  if (redis === undefined) throw new Error('a pool with a store has one')
+  /** When each replica last logged the store up, after `since` (epoch ms). */
+  const upAgain = async (since: number): Promise<number> => {
+    const times = await Promise.all(stack.replicas.map(async (r) =>
+      Date.parse((await r.waitFor((l) => l.msg?.startsWith('shared store up') === true && Date.parse(String(l.time)) >= since, 'the store up again')).time as string)))
+    return Math.max(...times) - since
+  }
+  const recoveries: string[] = []
+  const totals = await poll(stack, POLLERS, 20_000, async () => {
+    await sleep(2000)
+    await redis.kill()
+    await sleep(2000)
+    let since = Date.now()
+    await redis.restart()
+    recoveries.push(`restarted empty: every replica up again ${await upAgain(since)} ms after the restart began`)
+    await sleep(2000)
+    redis.freeze()
+    await sleep(3000)
+    since = Date.now()
+    redis.thaw()
+    recoveries.push(`thawed after 3 s frozen: every replica up again ${await upAgain(since)} ms after`)
+    await sleep(2000)
+    await (await redis.admin()).flushAll()
+  })
+  report(t, 'store killed, restarted, frozen, flushed', totals)
+  for (const line of recoveries) t.comment(line)
+  t.equal(totals.failed, 0, 'no read failed')
+  for (const line of recoveries) t.ok(Number(/(\d+) ms/.exec(line)?.[1]) <= 3000, line)
+  for (const r of stack.replicas) {
+    const states = r.lines.filter((l) => l.msg?.startsWith('shared store') === true).map((l) => String(l.msg).split(';')[0])
+    t.ok(states.length <= 7, `one line per change of state (${states.join(', ')})`)
+  }
+})

@@ -1,0 +1,172 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { ChainHeads } from '../../src/chain/heights.js'
+import { HEADS_CHANNEL, HeadHints, HINT_SLACK_BLOCKS, type HintResult } from '../../src/shared/head-hints.js'
+import { SharedStore } from '../../src/shared/store.js'
+import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
+import { until } from '../fixtures/wait.js'
+
+const WHY = 'the shared heads\' tests'
+
+// The pool's heads as hints, on a real redis-server and this replica's real ChainHeads. Its
+// nodes are what its poll says they are: `chain.height` is what every node answers, and a
+// poll can be made to hang. The eRPC and Lava incidents are reproduced: a head published
+// 10^6 blocks ahead (lava#2323's inflated value) and a stale head on a restarted store
+// (erpc#924's inherited floor); neither holds a replica for more than its bounded time.
+
+const NODE_LAG = 2
+const quiet = { info () {}, warn () {} }
+
+interface Replica {
+  readonly heads: ChainHeads
+  readonly hints: HeadHints
+  readonly results: HintResult[]
+  readonly warnings: string[]
+  readonly chain: { height: number, polls: number, hang: boolean }
+}
+
+async function store (t: Test, redis: RedisServer): Promise<SharedStore> {
+  const opened = await SharedStore.open({ url: redis.url, log: quiet })
+  t.teardown(() => opened.close())
+  await until(() => opened.state === 'up', 'the store up')
+  return opened
+}
+
+/** Once B hears what A publishes (its subscription is in place). */
+async function subscribed (a: Replica, b: Replica): Promise<void> {
+  await until(async () => {
+    a.hints.confirmed(100)
+    return b.results.includes('behind')
+  }, 'B subscribed')
+}
+
+async function replica (t: Test, redis: RedisServer, height: number, options: { waitMs?: number, quietMs?: number } = {}): Promise<Replica> {
+  const chain = { height, polls: 0, hang: false }
+  const results: HintResult[] = []
+  const warnings: string[] = []
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount: 2,
+    maxLag: NODE_LAG,
+    maxAgeMs: 60_000,
+    log: undefined,
+    urls: ['http://a', 'http://b'],
+    poll: async () => {
+      chain.polls++
+      if (chain.hang) await sleep(1000)
+      heads.observe(0, chain.height, true)
+      heads.observe(1, chain.height - 1, true)
+    }
+  })
+  const hints = new HeadHints({
+    store: await store(t, redis),
+    maxLag: NODE_LAG,
+    onHint: (result) => results.push(result),
+    log: { info: () => {}, warn: (_fields, message) => { warnings.push(message) } },
+    ...options
+  })
+  heads.share(hints)
+  hints.follow(heads)
+  await heads.latest()
+  return { heads, hints, results, warnings, chain }
+}
+
+t.test('a head one replica\'s nodes confirm reaches the other at once; its next latest-state read is at that head', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const a = await replica(t, redis, 100)
+  const b = await replica(t, redis, 100)
+  // The subscriptions are in place once a publish is heard.
+  await subscribed(a, b)
+  t.equal(await b.heads.latest(), 100)
+
+  // The chain moves; A's poll sees it first and publishes it; B has not polled (its head is fresh for a minute).
+  a.chain.height = 101
+  b.chain.height = 101
+  const pollsBefore = b.chain.polls
+  await a.heads.lookAgain()
+  t.ok(a.results.includes('published'), 'A published its new best head')
+  await until(() => b.results.includes('looked'), 'B took the hint')
+  t.equal(await b.heads.latest(), 101, 'B serves the new head: its own nodes confirmed it')
+  t.equal(b.chain.polls, pollsBefore + 1, 'one look of B\'s own nodes')
+  t.ok(b.results.includes('confirmed'))
+})
+
+t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged once, and costs no read anything', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const b = await replica(t, redis, 100)
+  const admin = await redis.admin()
+  const polls = b.chain.polls
+  await until(async () => {
+    await admin.publish(HEADS_CHANNEL, `${100 + 1_000_000} poisoner`)
+    return b.results.filter((r) => r === 'implausible').length >= 3
+  }, 'three poisoned heads heard')
+  t.equal(b.hints.settled(), undefined, 'nothing for a read to wait for')
+  t.equal(await b.heads.latest(), 100, 'served from its own nodes')
+  t.equal(b.chain.polls, polls, 'not even a look')
+  t.same(b.warnings, ['shared head ignored: far ahead of every node of this replica'], 'one warning, however many poisoned heads')
+  t.equal(b.hints.offer(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
+  t.equal(b.hints.offer(`${100 + NODE_LAG + HINT_SLACK_BLOCKS} x`), 'looked', 'within it: looked at')
+})
+
+t.test('a plausible head no node of this replica has: one look, then a quiet second; reads wait at most waitMs for a look', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const b = await replica(t, redis, 100, { waitMs: 30, quietMs: 300 })
+  t.equal(b.hints.offer('102 other'), 'looked')
+  t.equal(await b.heads.latest(), 100, 'its nodes do not have 102: served at 100')
+  t.ok(b.results.includes('unconfirmed'))
+  t.equal(b.hints.offer('102 other'), 'ignored', 'within the quiet time, further hints are ignored')
+  t.equal(b.hints.settled(), undefined, 'and reads wait for nothing')
+  await sleep(350)
+  b.chain.hang = true
+  t.equal(b.hints.offer('102 other'), 'looked', 'after it, looked at again')
+  const started = performance.now()
+  t.equal(await b.heads.latest(), 100)
+  const waited = performance.now() - started
+  t.ok(waited >= 25 && waited < 500, `a hanging look holds a read ${waited.toFixed(0)} ms: waitMs (30), not the look's second`)
+})
+
+t.test('hints that are not ahead, not numbers, or come before any head of its own are ignored', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const b = await replica(t, redis, 100)
+  t.equal(b.hints.offer('99 other'), 'behind')
+  t.equal(b.hints.offer('100 other'), 'behind')
+  t.equal(b.hints.offer('abc other'), 'ignored')
+  t.equal(b.hints.offer('-5 other'), 'ignored')
+  const fresh = new ChainHeads({ nodeCount: 1, maxLag: NODE_LAG, maxAgeMs: 1000, log: undefined, urls: ['http://a'], poll: async () => {} })
+  const hints = new HeadHints({ store: await store(t, redis), maxLag: NODE_LAG, log: quiet })
+  hints.follow(fresh)
+  t.equal(hints.offer('100 other'), 'ignored', 'no head of its own yet: nothing to judge a hint by')
+  t.equal(hints.offer('100 other'), 'ignored', 'without onHint too')
+})
+
+t.test('the eRPC incident: a store restarted with a stale head (or flushed) holds nothing back; heads flow again once it is up', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const a = await replica(t, redis, 100)
+  const b = await replica(t, redis, 100)
+  await subscribed(a, b)
+  await redis.restart()
+  const admin = await redis.admin()
+  // What a store could hand a restarted pool: an old head, on the channel and in a key.
+  await admin.set('edge-api:1:head', '50')
+  await until(async () => {
+    await admin.publish(HEADS_CHANNEL, '50 stale')
+    return b.results.filter((r) => r === 'behind').length >= 2
+  }, 'the stale head heard after the restart', { timeoutMs: 5000 })
+  for (const r of [a, b]) r.chain.height = 105
+  await b.heads.lookAgain()
+  t.equal(await b.heads.latest(), 105, 'a stale head is no floor: each replica serves what its own nodes say')
+  // A head published while A's connection was still coming back is lost: the next one goes through.
+  const recovered = performance.now()
+  await until(async () => {
+    for (const r of [a, b]) r.chain.height++
+    await a.heads.lookAgain()
+    await sleep(20)
+    return b.results.includes('confirmed')
+  }, 'a head shared again after the restart', { timeoutMs: 5000, intervalMs: 50 })
+  t.comment(`heads shared again ${(performance.now() - recovered).toFixed(0)} ms after the restarted store answered`)
+  t.equal(await b.heads.latest(), b.chain.height)
+})

@@ -1,0 +1,61 @@
+import t from 'tap'
+import { EPOCH_INFO_PATH } from '../fixtures/e2e/pool.js'
+import { buildTestApp } from '../fixtures/app.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { RedisServer } from '../fixtures/redis-server.js'
+import { until } from '../fixtures/wait.js'
+
+// The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one
+// chain node and one redis-server. The second replica's miss is the first one's answer, same
+// bytes and ETag, and the chain is asked once; without EDGE_API_REDIS_URL nothing is shared.
+
+t.test('two replicas, one store: the second one\'s miss is served from the first one\'s answer, the chain asked once', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const sim = await startChainSimulator()
+  t.teardown(async () => { await sim.close() })
+  const env = { EDGE_API_REDIS_URL: redis.url, EDGE_API_CACHE_SIZE: '64MiB' }
+  const a = await buildTestApp(t, { sim, env })
+  const b = await buildTestApp(t, { sim, env })
+  for (const r of [a, b]) await until(() => r.logs.some((l) => l.msg?.startsWith('shared store up') === true), 'the store up')
+
+  const first = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(first.statusCode, 200)
+  t.equal(first.headers['x-cache'], 'miss')
+  // A's answer is written in the background: B looks until it is there (a miss of B would build its own).
+  await until(async () => {
+    const admin = await redis.admin()
+    return (await admin.keys('edge-api:1:answer:*')).length > 0
+  }, 'A\'s answer in the store')
+  const second = await b.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(second.statusCode, 200)
+  t.equal(second.headers['x-cache'], 'shared', 'from the shared tier')
+  if (second.headers['x-cache'] !== 'shared') t.comment((await b.metrics?.scrape() ?? '').split('\n').filter((l) => l.startsWith('edge_api_shared')).join('\n'))
+  t.equal(second.headers.etag, first.headers.etag, 'the same ETag')
+  t.equal(second.headers['x-block-height'], first.headers['x-block-height'])
+  t.equal(second.body, first.body, 'the same bytes')
+  t.equal(sim.count(EPOCH_INFO_PATH), 1, 'the chain asked once for the pool')
+  const third = await b.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(third.headers['x-cache'], 'hit', 'then kept in B\'s own cache')
+
+  const scrape = await b.metrics?.scrape() ?? ''
+  t.match(scrape, /edge_api_shared_answers_total\{result="hit"\} 1\b/)
+  t.match(scrape, /edge_api_shared_store_up 1\b/)
+  t.match(scrape, /edge_api_shared_operations_total\{operation="get",result="ok"\} [1-9]/)
+  t.match(scrape, /edge_api_cache_requests_total\{route="\/v1\/epochs\/[^"]+",result="shared"\} 1\b/)
+  t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_heads_total\{result="published"\} [1-9]/, 'A published the head its node confirmed')
+})
+
+t.test('with no answer cache (EDGE_API_CACHE_SIZE=0) heads are still shared, answers are not', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const a = await buildTestApp(t, { env: { EDGE_API_REDIS_URL: redis.url } })
+  await until(() => a.logs.some((l) => l.msg?.startsWith('shared store up') === true), 'the store up')
+  const answer = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(answer.statusCode, 200)
+  t.equal(answer.headers['x-cache'], undefined)
+  t.same(await (await redis.admin()).keys('edge-api:1:answer:*'), [])
+})

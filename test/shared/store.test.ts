@@ -1,0 +1,160 @@
+import t from 'tap'
+import { freePorts } from '../fixtures/e2e/replica.js'
+import { redisFor } from '../fixtures/redis-server.js'
+import { until } from '../fixtures/wait.js'
+import { redactedUrl, SharedStore, TIMEOUTS_TO_UNRESPONSIVE, type Operation, type OperationResult, type StoreState } from '../../src/shared/store.js'
+
+const WHY = 'the shared store\'s tests'
+
+// The store connection against a real redis-server: commands within their deadline, nothing
+// thrown, one log line per change of state, and the store killed, frozen (SIGSTOP), flushed
+// and restarted as it is in production.
+
+interface Logged { level: 'info' | 'warn', fields: Record<string, unknown>, message: string }
+
+function recorder (): { log: { info: (f: object, m: string) => void, warn: (f: object, m: string) => void }, lines: Logged[] } {
+  const lines: Logged[] = []
+  return {
+    lines,
+    log: {
+      info: (fields, message) => { lines.push({ level: 'info', fields: fields as Record<string, unknown>, message }) },
+      warn: (fields, message) => { lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message }) }
+    }
+  }
+}
+
+function observer (): { operations: string[], states: StoreState[], sharedOperation: (o: Operation, r: OperationResult) => void, sharedStoreState: (s: StoreState) => void } {
+  const operations: string[] = []
+  const states: StoreState[] = []
+  return {
+    operations,
+    states,
+    sharedOperation: (operation, result) => { operations.push(`${operation} ${result}`) },
+    sharedStoreState: (state) => { states.push(state) }
+  }
+}
+
+async function timed<T> (work: () => Promise<T>): Promise<{ value: T, ms: number }> {
+  const started = performance.now()
+  const value = await work()
+  return { value, ms: performance.now() - started }
+}
+
+t.test('redactedUrl hides the password and nothing else', async (t) => {
+  t.equal(redactedUrl('redis://user:s3cret@cache:6380/2'), 'redis://user:***@cache:6380/2')
+  t.equal(redactedUrl('rediss://:s3cret@cache'), 'rediss://:***@cache')
+  t.equal(redactedUrl('redis://cache:6379'), 'redis://cache:6379')
+})
+
+t.test('up: get, set, claim and publish/subscribe round trips; one log line, without the password', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const { log, lines } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  t.equal(store.state, 'connecting', 'connects in the background: open() does not wait for it')
+  await until(() => store.state === 'up', 'the store up')
+  t.same(lines.map((l) => [l.level, l.message, l.fields.store]), [['info', 'shared store up; replicas share heads and answers', redis.url]])
+  t.same(seen.states, ['up'])
+
+  t.equal(await store.get('k'), undefined, 'nothing there')
+  store.set('k', 'v', 10_000)
+  await until(async () => await store.get('k') === 'v', 'the value set in the background')
+  t.equal(await store.claim('c', 1000), true, 'a free key is claimed')
+  t.equal(await store.claim('c', 1000), false, 'and then held')
+  const messages: string[] = []
+  store.subscribe('chan', (m) => messages.push(m))
+  await until(async () => {
+    store.publish('chan', 'hello')
+    return messages.length > 0
+  }, 'a message published and received')
+  t.equal(messages[0], 'hello')
+  t.ok(seen.operations.includes('get ok') && seen.operations.includes('set ok') && seen.operations.includes('claim ok') && seen.operations.includes('publish ok'))
+})
+
+t.test('killed, restarted empty, frozen, thawed: local answers at once, one line per change, back within a second', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const { log, lines } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 5, retryUnresponsiveMs: 200 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up', 'the store up')
+  store.set('k', 'v', 60_000)
+  await until(async () => await store.get('k') === 'v', 'the value set')
+
+  await redis.kill()
+  await until(() => store.state === 'down', 'the store down')
+  const down = await timed(() => store.get('k'))
+  t.equal(down.value, undefined, 'down: a miss')
+  t.ok(down.ms < 50, `and at once (${down.ms.toFixed(2)} ms): no command waits for a store that is not there`)
+  t.equal(await store.claim('c', 1000), undefined, 'a claim says nothing')
+  t.ok(seen.operations.includes('get skipped'))
+
+  const restarted = performance.now()
+  await redis.restart()
+  await until(() => store.state === 'up', 'the store up again', { timeoutMs: 3000 })
+  t.comment(`up again ${(performance.now() - restarted).toFixed(0)} ms after the restart began`)
+  t.equal(await store.get('k'), undefined, 'restarted empty: a miss, nothing more')
+
+  redis.freeze()
+  const frozen: number[] = []
+  for (let i = 0; i < TIMEOUTS_TO_UNRESPONSIVE; i++) {
+    const attempt = await timed(() => store.get('k'))
+    t.equal(attempt.value, undefined)
+    frozen.push(attempt.ms)
+  }
+  t.ok(frozen.every((ms) => ms < 50), `frozen: each command gives up at its deadline (${frozen.map((ms) => ms.toFixed(1)).join(', ')} ms; 5 ms, a loaded machine's timers)`)
+  t.equal(store.state, 'unresponsive', `unresponsive after ${TIMEOUTS_TO_UNRESPONSIVE} timeouts`)
+  const skipped = await timed(() => store.get('k'))
+  t.ok(skipped.ms < 50, `then skipped at once (${skipped.ms.toFixed(2)} ms) until the retry`)
+  store.set('x', 'y', 1000)
+  store.publish('chan', 'z')
+  redis.thaw()
+  await until(async () => {
+    await store.get('k')
+    return store.state === 'up'
+  }, 'the store up after the thaw', { timeoutMs: 3000 })
+  t.ok(seen.operations.includes('get timeout') && seen.operations.includes('set skipped'))
+
+  t.same(lines.map((l) => `${l.level} ${l.fields.previous as string}→${l.message.split(';')[0] as string}`), [
+    'info connecting→shared store up',
+    'warn up→shared store down',
+    'info down→shared store up',
+    'warn up→shared store unresponsive',
+    'info unresponsive→shared store up'
+  ], 'one line per change of state')
+  t.same(seen.states, ['up', 'down', 'up', 'unresponsive', 'up'])
+})
+
+t.test('a store that never was: the replica is not held up, the password never logged, and close() ends it', async (t) => {
+  const [port] = await freePorts(1) as [number]
+  const { log, lines } = recorder()
+  const store = await SharedStore.open({ url: `redis://edge:s3cret@127.0.0.1:${port}`, log })
+  await until(() => store.state === 'down', 'the store down')
+  const attempt = await timed(() => store.get('k'))
+  t.equal(attempt.value, undefined)
+  t.ok(attempt.ms < 50, `a miss at once (${attempt.ms.toFixed(2)} ms)`)
+  await store.close()
+  t.equal(lines.length, 1, 'one line, however many attempts the client makes')
+  t.match(lines[0]?.fields.store, `redis://edge:***@127.0.0.1:${port}`)
+  t.notMatch(JSON.stringify(lines), /s3cret/, 'the password is never logged')
+})
+
+t.test('full: a write the store refuses (maxmemory, noeviction) is an error counted, not thrown; reads go on', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const admin = await redis.admin()
+  await admin.configSet({ maxmemory: '1', 'maxmemory-policy': 'noeviction' })
+  const { log } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up', 'the store up')
+  store.set('k', 'v'.repeat(1000), 1000)
+  t.equal(await store.claim('c', 1000), undefined, 'a claim the store refuses says nothing')
+  await until(() => seen.operations.includes('set error'), 'the refused write counted')
+  t.equal(await store.get('k'), undefined, 'reads still answer')
+  t.equal(store.state, 'up', 'a refusal is an answer: the store is up')
+})
