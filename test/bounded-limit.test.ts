@@ -49,7 +49,7 @@ t.test('run() holds a slot while its work runs, and gives it back however the wo
   t.equal(admission.active, 1)
   t.equal(admission.queued, 1)
   t.equal(admission.queueLimit, 1)
-  await t.rejects(admission.run(async () => 'never'), Busy)
+  await t.rejects(admission.run(async () => 'never'), new Busy('busy 1+1'), 'beyond the queue: refused with the caller\'s error')
   finish('done')
   t.equal(await first, 'done')
   await t.rejects(second, new Error('failed'))

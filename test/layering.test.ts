@@ -14,6 +14,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['named-error', 'errors', 'byte-size', 'duration', 'build-info', 'bounded-limit', 'wire'],
   ['cometbft', 'verify', 'chain'],
   ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'logger'],
+  ['shared'],
   ['metrics'],
   ['http'],
   ['routes'],

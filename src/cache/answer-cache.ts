@@ -1,5 +1,4 @@
 import { LRUCache } from 'lru-cache'
-import type { SharedAnswers } from '../shared/shared-answers.js'
 
 /** A built answer, ready to send: its body bytes and the headers that go with them. */
 export interface CachedAnswer {
@@ -26,6 +25,17 @@ export interface CacheObserver {
 const ENTRY_OVERHEAD_BYTES = 256
 
 /**
+ * The answers the replicas of a pool share (src/shared/shared-answers.ts implements it): declared
+ * here, where it is used, so that the cache knows nothing of the store behind it.
+ */
+export interface PoolAnswers {
+  /** The answer another replica built for `key`, if the pool has it within a bounded wait. */
+  find (key: string): Promise<CachedAnswer | undefined>
+  /** Offers an answer this replica built to the pool; never awaited by a client. */
+  keep (key: string, answer: CachedAnswer): void
+}
+
+/**
  * Built answers by key (route, parameters and height), bounded in bytes: the sum of every
  * entry's body, key and overhead stays within `maxBytes`, least recently used out first.
  * lru-cache counts the size itself (maxSize + sizeCalculation) and never holds an entry
@@ -35,7 +45,7 @@ export class AnswerCache {
   readonly #lru: LRUCache<string, CachedAnswer>
   readonly observer: CacheObserver | undefined
   /** The pool's answers behind this replica's (the shared tier, EDGE_API_REDIS_URL); undefined without it. */
-  shared: SharedAnswers | undefined
+  shared: PoolAnswers | undefined
 
   constructor (maxBytes: number, observer?: CacheObserver) {
     this.observer = observer

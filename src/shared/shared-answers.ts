@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { CachedAnswer } from '../cache/answer-cache.js'
+import type { CachedAnswer, PoolAnswers } from '../cache/answer-cache.js'
 import type { SharedStore } from './store.js'
 
 // Answers shared across the pool (docs/shared-tier.md, "Answers"). An answer's key is its
@@ -41,7 +41,7 @@ export interface SharedAnswersOptions {
 }
 
 /** The pool's built answers: find() before a replica builds one, keep() once it has. */
-export class SharedAnswers {
+export class SharedAnswers implements PoolAnswers {
   readonly #store: SharedStore
   readonly #onLookup: (result: SharedLookup) => void
   readonly #waitMs: number

@@ -192,11 +192,11 @@ export class SharedStore {
       // Refused (full: OOM, a read-only replica, a command not allowed), or the connection
       // lost: the 'error' event says which, once.
       this.#observer.sharedOperation(operation, 'error')
-      return undefined
     } finally {
       clearTimeout(timer)
       clearImmediate(immediate)
     }
+    return undefined
   }
 
   /** Up: send. Unresponsive: one command once the wait is over (its answer decides). Otherwise: not connected. */

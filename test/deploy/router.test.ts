@@ -283,15 +283,8 @@ t.test('a real HAProxy refuses them, however the path is spelled, and passes eve
       }
     }
     t.teardown(stop)
-    for (let i = 0; i < 200; i++) {
-      try {
-        await fetch(`${origin}/healthz`)
-        return stop
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    }
-    throw new Error('haproxy did not start listening')
+    await until(async () => fetch(`${origin}/healthz`).then(() => true, () => false), 'haproxy to start listening', { intervalMs: 50 })
+    return stop
   }
   const status = async (path: string, method = 'GET'): Promise<number> => (await fetch(`${origin}${path}`, { method })).status
   const refused = ['/v1/verify-proof', '/v1/verify-block', '/v1/debug/verify/5', '/v1/debug/pubkey-to-addr/abc', '/v1/debug', '/v1/debug/',

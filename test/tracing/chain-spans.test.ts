@@ -4,6 +4,7 @@ import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
+import { until } from '../fixtures/wait.js'
 import type { FastifyRequest } from 'fastify'
 import { NODE_INFO_PATH } from '../../src/chain/paths.js'
 import { ChainSpans } from '../../src/tracing/chain-spans.js'
@@ -150,7 +151,7 @@ t.test('a coalesced read has one span, under the request that started it; the on
     return res.status
   }
   const first = ask(1)
-  for (let i = 0; i < 200 && sim.count('/productscience/inference/inference/epoch_info') === 0; i++) await sleep(5)
+  await until(() => sim.count('/productscience/inference/inference/epoch_info') > 0, 'the first request\'s epoch_info read to reach the node', { timeoutMs: 1000 })
   const second = ask(2)
   t.same(await Promise.all([first, second]), [200, 200])
   t.equal(sim.count('/productscience/inference/inference/epoch_info'), 1, 'one upstream read for both')
