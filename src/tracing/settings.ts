@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js'
-import { readTransportSettings, type OtlpCompression, type OtlpTls } from './transport-settings.js'
+import { readTransportSettings, TRANSPORT_VARIABLES, type OtlpCompression, type OtlpTls } from './transport-settings.js'
 
 // The tracing settings: Go's three (EDGE_API_OTEL_ENABLED, OTEL_ENDPOINT, OTEL_HEADERS) and the
 // standard OTEL_* ones, read here rather than by the SDK so that a malformed value refuses to
@@ -19,14 +19,7 @@ export const TRACING_VARIABLES = [
   'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
   'OTEL_EXPORTER_OTLP_TIMEOUT',
   'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
-  'OTEL_EXPORTER_OTLP_COMPRESSION',
-  'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION',
-  'OTEL_EXPORTER_OTLP_CERTIFICATE',
-  'OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE',
-  'OTEL_EXPORTER_OTLP_CLIENT_KEY',
-  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY',
-  'OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE',
-  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE',
+  ...TRANSPORT_VARIABLES,
   'OTEL_EXPORTER_OTLP_INSECURE',
   'OTEL_EXPORTER_OTLP_TRACES_INSECURE',
   'OTEL_SERVICE_NAME',

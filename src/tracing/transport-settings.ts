@@ -1,13 +1,25 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { ConfigError } from '../errors.js'
-import type { TracingVariable } from './settings.js'
 
 // The OTLP exporter's transport options the SDK's transport honoured and ours must too:
 // compression and the TLS files (the spec's "Certificate File", "Client Key File" and "Client
 // Certificate File"), each signal-specific variable over the generic one. A file is read and
 // parsed here, at boot, so that a missing or malformed one refuses to boot naming its variable
 // instead of failing every export later.
+
+/** The variables read here (part of settings.ts's TRACING_VARIABLES). */
+export const TRANSPORT_VARIABLES = [
+  'OTEL_EXPORTER_OTLP_COMPRESSION',
+  'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION',
+  'OTEL_EXPORTER_OTLP_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_CLIENT_KEY',
+  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY',
+  'OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE',
+  'OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE'
+] as const
+type TransportVariable = typeof TRANSPORT_VARIABLES[number]
 
 export type OtlpCompression = 'gzip' | 'none'
 
@@ -24,14 +36,14 @@ export interface TransportSettings {
   readonly compression: OtlpCompression
   readonly tls: OtlpTls
   /** The variables of the TLS files that are set, for the warning when the endpoint is plaintext. */
-  readonly tlsVariables: readonly TracingVariable[]
+  readonly tlsVariables: readonly TransportVariable[]
 }
 
-type Read = (key: TracingVariable) => string | undefined
-type Invalid = (key: TracingVariable, allowed: string) => ConfigError
+type Read = (key: TransportVariable) => string | undefined
+type Invalid = (key: TransportVariable, allowed: string) => ConfigError
 
 /** The first of a signal-specific variable and its generic one that is set, and its value. */
-function either (read: Read, traces: TracingVariable, generic: TracingVariable): [TracingVariable, string] | undefined {
+function either (read: Read, traces: TransportVariable, generic: TransportVariable): [TransportVariable, string] | undefined {
   for (const key of [traces, generic]) {
     const value = read(key)
     if (value !== undefined) return [key, value]
@@ -41,14 +53,14 @@ function either (read: Read, traces: TracingVariable, generic: TracingVariable):
 
 /** Reads the TLS files and the compression; throws a ConfigError naming the variable at fault. */
 export function readTransportSettings (read: Read, invalid: Invalid): TransportSettings {
-  const compressionOf = (key: TracingVariable): OtlpCompression | undefined => {
+  const compressionOf = (key: TransportVariable): OtlpCompression | undefined => {
     const text = read(key)?.toLowerCase()
     if (text === undefined || text === 'gzip' || text === 'none') return text
     throw invalid(key, 'must be gzip or none')
   }
   const compression = compressionOf('OTEL_EXPORTER_OTLP_TRACES_COMPRESSION') ?? compressionOf('OTEL_EXPORTER_OTLP_COMPRESSION') ?? 'none'
 
-  const file = (traces: TracingVariable, generic: TracingVariable, parse: (pem: Buffer) => unknown, what: string): [TracingVariable, Buffer] | undefined => {
+  const file = (traces: TransportVariable, generic: TransportVariable, parse: (pem: Buffer) => unknown, what: string): [TransportVariable, Buffer] | undefined => {
     const chosen = either(read, traces, generic)
     if (chosen === undefined) return undefined
     const [key, path] = chosen

@@ -2,10 +2,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ConfigError } from '../../src/errors.js'
-import type { TracingVariable } from '../../src/tracing/settings.js'
-import { readTransportSettings } from '../../src/tracing/transport-settings.js'
+import { readTransportSettings, TRANSPORT_VARIABLES } from '../../src/tracing/transport-settings.js'
 import { makeTlsFiles } from '../fixtures/tls-certs.js'
 
+type TracingVariable = typeof TRANSPORT_VARIABLES[number]
 const files = makeTlsFiles()
 t.teardown(() => files.remove())
 
