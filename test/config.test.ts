@@ -61,7 +61,7 @@ t.test('tracing: off by default; on with EDGE_API_OTEL_ENABLED and an endpoint; 
   t.same([disabled.tracing, disabled.warnings], [undefined, ['tracing is off: OTEL_SDK_DISABLED=true overrides EDGE_API_OTEL_ENABLED']])
   let error: unknown
   try {
-    loadConfig({ ...base, EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'jaeger:4317' })
+    loadConfig({ ...base, EDGE_API_OTEL_ENABLED: 'true', OTEL_ENDPOINT: 'ftp://jaeger:4317' })
   } catch (err) {
     error = err
   }

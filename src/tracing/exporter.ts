@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { gzip } from 'node:zlib'
 import { Pool } from 'undici'
 import { OtlpTraceSerializer } from './otlp-serializer.js'
 import type { TracingSettings } from './settings.js'
@@ -36,16 +38,24 @@ export class ExportError extends Error {
 /** The OTLP/HTTP answers that are transient (the specification's list). */
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504])
 
-/** OTLP/HTTP with protobuf bodies: a POST to the traces endpoint, keep-alive, over undici. */
+const gzipped = promisify(gzip)
+
+/**
+ * OTLP/HTTP with protobuf bodies: a POST to the traces endpoint, keep-alive, over undici;
+ * gzipped with Content-Encoding: gzip when OTEL_EXPORTER_OTLP_COMPRESSION says so, and over
+ * https:// with the configured CA and client certificate.
+ */
 export function httpTransport (settings: TracingSettings, userAgent: string): OtlpTransport {
   const url = new URL(settings.endpoint)
-  const pool = new Pool(url.origin, { connections: exportsInFlight(settings.batch) })
-  const headers = { ...settings.headers, 'content-type': 'application/x-protobuf', 'user-agent': userAgent }
+  const pool = new Pool(url.origin, { connections: exportsInFlight(settings.batch), connect: { ...settings.tls } })
+  const gzip = settings.compression === 'gzip'
+  const headers = { ...settings.headers, 'content-type': 'application/x-protobuf', 'user-agent': userAgent, ...(gzip ? { 'content-encoding': 'gzip' } : {}) }
   return {
     async send (body, timeoutMs) {
       let answer
       try {
-        answer = await pool.request({ path: url.pathname, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) })
+        const sent = gzip ? await gzipped(body) : body
+        answer = await pool.request({ path: url.pathname, method: 'POST', headers, body: sent, signal: AbortSignal.timeout(timeoutMs) })
       } catch (error) {
         // Refused, reset or timed out: transient (a retry still has to fit in the export's time).
         throw new ExportError(`OTLP/HTTP export failed: ${(error as Error).message}`, true, error)
@@ -62,12 +72,19 @@ const EXPORT_METHOD = '/opentelemetry.proto.collector.trace.v1.TraceService/Expo
 /** The transient gRPC status codes (the specification's list): CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE, UNAVAILABLE, DATA_LOSS. */
 const RETRYABLE_CODES = new Set([1, 4, 8, 10, 11, 14, 15])
 
-/** OTLP/gRPC: the Export call with the request's bytes as they are; http:// is plaintext, https:// TLS. Loads @grpc/grpc-js. */
+/**
+ * OTLP/gRPC: the Export call with the request's bytes; http:// is plaintext, https:// TLS with
+ * the configured CA and client certificate. grpc-js gzips the message (grpc-encoding: gzip)
+ * when OTEL_EXPORTER_OTLP_COMPRESSION says so. Loads @grpc/grpc-js.
+ */
 export async function grpcTransport (settings: TracingSettings, userAgent: string): Promise<OtlpTransport> {
-  const { Client, credentials, Metadata } = await import('@grpc/grpc-js')
+  const { Client, compressionAlgorithms, credentials, Metadata } = await import('@grpc/grpc-js')
   const url = new URL(settings.endpoint)
-  const client = new Client(url.host, url.protocol === 'https:' ? credentials.createSsl() : credentials.createInsecure(),
-    { 'grpc.primary_user_agent': userAgent })
+  const { ca = null, key = null, cert = null } = settings.tls
+  const client = new Client(url.host, url.protocol === 'https:' ? credentials.createSsl(ca, key, cert) : credentials.createInsecure(), {
+    'grpc.primary_user_agent': userAgent,
+    ...(settings.compression === 'gzip' ? { 'grpc.default_compression_algorithm': compressionAlgorithms.gzip } : {})
+  })
   const metadata = new Metadata()
   for (const [key, value] of Object.entries(settings.headers)) metadata.set(key, value)
   const bytes = (body: Uint8Array): Buffer => Buffer.from(body.buffer, body.byteOffset, body.byteLength)
@@ -109,8 +126,7 @@ export async function sendWithRetries (transport: OtlpTransport, body: Uint8Arra
 /**
  * The OTLP export of the configured protocol: our serializer (otlp-serializer.ts) over our span
  * records, sent by the protocol's transport to the endpoint with the headers and the timeout
- * of settings.ts, at most exportsInFlight at once. Compression and client certificates are
- * not supported (the collector is inside the cluster: gonka's is plaintext gRPC to Jaeger).
+ * of settings.ts, at most exportsInFlight at once.
  */
 export async function createExporter (settings: TracingSettings, resource: Readonly<Record<string, string>>, scopeVersion: string): Promise<SpanExporter> {
   const serializer = new OtlpTraceSerializer(resource, scopeVersion)

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js'
+import { readTransportSettings, TRANSPORT_VARIABLES, type OtlpCompression, type OtlpTls } from './transport-settings.js'
 
 // The tracing settings: Go's three (EDGE_API_OTEL_ENABLED, OTEL_ENDPOINT, OTEL_HEADERS) and the
 // standard OTEL_* ones, read here rather than by the SDK so that a malformed value refuses to
@@ -18,6 +19,9 @@ export const TRACING_VARIABLES = [
   'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
   'OTEL_EXPORTER_OTLP_TIMEOUT',
   'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT',
+  ...TRANSPORT_VARIABLES,
+  'OTEL_EXPORTER_OTLP_INSECURE',
+  'OTEL_EXPORTER_OTLP_TRACES_INSECURE',
   'OTEL_SERVICE_NAME',
   'OTEL_RESOURCE_ATTRIBUTES',
   'OTEL_TRACES_SAMPLER',
@@ -44,6 +48,10 @@ export interface TracingSettings {
   readonly headers: Readonly<Record<string, string>>
   /** One export's limit (OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT). */
   readonly exportTimeoutMs: number
+  /** OTEL_EXPORTER_OTLP_(TRACES_)COMPRESSION: gzip bodies (HTTP) or messages (gRPC), or none. */
+  readonly compression: OtlpCompression
+  /** The CA and client certificate files (OTEL_EXPORTER_OTLP_(TRACES_)CERTIFICATE, …CLIENT_KEY, …CLIENT_CERTIFICATE), for https:// only. */
+  readonly tls: OtlpTls
   /** service.name and OTEL_RESOURCE_ATTRIBUTES (the provider adds service.version when they have none). */
   readonly resource: Readonly<Record<string, string>>
   readonly sampler: SamplerName
@@ -67,7 +75,8 @@ const GO_FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False']
 /**
  * The tracing settings, or undefined when tracing is off: EDGE_API_OTEL_ENABLED unset or false,
  * or OTEL_SDK_DISABLED=true (which wins, with a warning). The other variables are read only
- * when tracing is on; a malformed one throws ConfigError naming it. Pure.
+ * when tracing is on; a malformed one throws ConfigError naming it. Reads the TLS files the
+ * variables name (transport-settings.ts), nothing else.
  */
 export function readTracingSettings (env: Env, warnings: string[]): TracingSettings | undefined {
   const read = (key: TracingVariable): string | undefined => {
@@ -95,7 +104,17 @@ export function readTracingSettings (env: Env, warnings: string[]): TracingSetti
     throw invalid(key, 'must be grpc or http/protobuf (http/json is not supported)')
   }
   const chosenProtocol = protocolOf('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? protocolOf('OTEL_EXPORTER_OTLP_PROTOCOL')
-  const { endpoint, protocol } = resolveEndpoint(read, invalid, chosenProtocol)
+  const insecureOf = (key: TracingVariable): boolean | undefined => {
+    const text = read(key)?.toLowerCase()
+    if (text === undefined || text === 'true' || text === 'false') return text === undefined ? undefined : text === 'true'
+    throw invalid(key, 'must be true or false')
+  }
+  const insecure = insecureOf('OTEL_EXPORTER_OTLP_TRACES_INSECURE') ?? insecureOf('OTEL_EXPORTER_OTLP_INSECURE') ?? false
+  const { endpoint, protocol } = resolveEndpoint(read, invalid, chosenProtocol, insecure)
+  const { compression, tls, tlsVariables } = readTransportSettings(read, invalid)
+  if (tlsVariables.length > 0 && !endpoint.startsWith('https:')) {
+    warnings.push(`${tlsVariables.join(', ')} not used: the OTLP endpoint ${endpoint} is plaintext (https:// is TLS)`)
+  }
 
   const integer = (key: TracingVariable, fallback: number, min: number): number => {
     const text = read(key)
@@ -137,6 +156,8 @@ export function readTracingSettings (env: Env, warnings: string[]): TracingSetti
     protocol,
     headers,
     exportTimeoutMs: timeout('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') ?? timeout('OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000,
+    compression,
+    tls,
     resource,
     sampler,
     samplerRatio,
@@ -152,12 +173,15 @@ export function readTracingSettings (env: Env, warnings: string[]): TracingSetti
 /**
  * The first endpoint set: Go's OTEL_ENDPOINT (gRPC unless a protocol variable says otherwise),
  * then the standard traces endpoint (used as it is), then the standard base endpoint (plus
- * v1/traces over HTTP); the standard ones default to http/protobuf, as the spec says.
+ * v1/traces over HTTP); the standard ones default to http/protobuf, as the spec says. A gRPC
+ * endpoint may omit the scheme (host:port): then OTEL_EXPORTER_OTLP_(TRACES_)INSECURE decides,
+ * TLS unless it is true (the spec's rule; a scheme, when given, decides by itself).
  */
 function resolveEndpoint (
   read: (key: TracingVariable) => string | undefined,
   invalid: (key: TracingVariable, allowed: string) => ConfigError,
-  chosen: OtlpProtocol | undefined
+  chosen: OtlpProtocol | undefined,
+  insecure: boolean
 ): { endpoint: string, protocol: OtlpProtocol } {
   const keys = ['OTEL_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const
   const key = keys.find((k) => read(k) !== undefined)
@@ -167,9 +191,10 @@ function resolveEndpoint (
   }
   const text = read(key) as string
   const protocol = chosen ?? (key === 'OTEL_ENDPOINT' ? 'grpc' : 'http/protobuf')
+  const schemeless = protocol === 'grpc' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text)
   let url: URL
   try {
-    url = new URL(text)
+    url = new URL(schemeless ? `${insecure ? 'http' : 'https'}://${text}` : text)
   } catch {
     throw invalid(key, 'must be an http:// or https:// URL (example: http://jaeger:4317)')
   }

@@ -2,7 +2,8 @@ import t from 'tap'
 import { createExporter, ExportError, grpcTransport, sendWithRetries } from '../../src/tracing/exporter.js'
 import { readTracingSettings } from '../../src/tracing/settings.js'
 import { ServerSpanRecord, SpanContext } from '../../src/tracing/span-records.js'
-import { OtlpReceiver } from '../fixtures/otlp-receiver.js'
+import { OtlpReceiver, type ReceiverOptions } from '../fixtures/otlp-receiver.js'
+import { makeTlsFiles } from '../fixtures/tls-certs.js'
 import { until } from '../fixtures/wait.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
@@ -68,4 +69,99 @@ t.test('an https:// gRPC endpoint is reached over TLS: a plaintext receiver ther
   t.teardown(() => transport.close())
   await t.rejects(transport.send(new Uint8Array(0), 2000), { retryable: true, message: /OTLP\/gRPC export failed/ }, 'the TLS handshake fails: transient, as any connection failure')
   t.equal(receiver.headers.length, 0, 'nothing reached the receiver in plaintext')
+})
+
+const spans = (n: number): ServerSpanRecord[] => Array.from({ length: n }, span)
+const exportOnce = async (exporter: Awaited<ReturnType<typeof exporterTo>>, batch = [span()]): Promise<{ code: number, error?: Error }> =>
+  await new Promise((resolve) => exporter.export(batch, resolve))
+
+t.test('OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip over OTEL_EXPORTER_OTLP_COMPRESSION=none: an OTLP/HTTP body is gzipped, Content-Encoding: gzip', async (t) => {
+  const receiver = await OtlpReceiver.http()
+  t.teardown(() => receiver.close())
+  const exporter = await exporterTo(receiver, 'http/protobuf', { OTEL_EXPORTER_OTLP_COMPRESSION: 'none', OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'gzip' })
+  t.equal((await exportOnce(exporter)).code, 0)
+  t.equal(receiver.headers[0]?.['content-encoding'], 'gzip')
+  t.match(receiver.spans, [{ name: 'GET /v1/status' }], 'the receiver gunzipped and decoded it')
+  await exporter.shutdown()
+  const plain = await exporterTo(receiver, 'http/protobuf', { OTEL_EXPORTER_OTLP_COMPRESSION: 'none' })
+  t.equal((await exportOnce(plain)).code, 0)
+  t.equal(receiver.headers[1]?.['content-encoding'], undefined, 'none: no Content-Encoding')
+  await plain.shutdown()
+})
+
+t.test('OTEL_EXPORTER_OTLP_COMPRESSION=gzip: an OTLP/gRPC message is gzipped by grpc-js (fewer bytes on the wire for the same batch)', async (t) => {
+  const sent = async (env: Record<string, string>): Promise<number> => {
+    const receiver = await OtlpReceiver.grpc({ countBytes: true })
+    t.teardown(() => receiver.close())
+    const exporter = await exporterTo(receiver, 'grpc', env)
+    t.equal((await exportOnce(exporter, spans(200))).code, 0)
+    t.equal(receiver.spans.length, 200, 'every span arrived')
+    await exporter.shutdown()
+    return receiver.bytesReceived
+  }
+  const plain = await sent({})
+  const gzipped = await sent({ OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' })
+  t.ok(gzipped * 4 < plain, `gzip sent ${gzipped} bytes, none ${plain}`)
+})
+
+for (const protocol of ['http/protobuf', 'grpc'] as const) {
+  const receiverOf = async (options: ReceiverOptions): Promise<OtlpReceiver> => protocol === 'grpc' ? await OtlpReceiver.grpc(options) : await OtlpReceiver.http(options)
+  // One short try: a refused handshake fails the export without waiting for retries.
+  const short = { OTEL_EXPORTER_OTLP_TIMEOUT: '500' }
+
+  t.test(`${protocol} over https://: the collector's certificate is checked against OTEL_EXPORTER_OTLP_CERTIFICATE`, async (t) => {
+    const files = makeTlsFiles()
+    t.teardown(() => files.remove())
+    const receiver = await receiverOf({ tls: files })
+    t.teardown(() => receiver.close())
+    const trusting = await exporterTo(receiver, protocol, { OTEL_EXPORTER_OTLP_CERTIFICATE: files.caCert })
+    t.equal((await exportOnce(trusting)).code, 0, 'signed by the configured CA: sent')
+    await trusting.shutdown()
+    t.same(receiver.clients, [''], 'over TLS, without a client certificate')
+    const systemRoots = await exporterTo(receiver, protocol, short)
+    t.match(await exportOnce(systemRoots), { code: 1, error: { message: /export failed/ } }, 'without the CA the system\'s roots refuse it')
+    await systemRoots.shutdown()
+    t.equal(receiver.requests, 1, 'and nothing was sent')
+  })
+
+  t.test(`${protocol} mTLS: OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE and _CLIENT_KEY are presented to a collector that requires them`, async (t) => {
+    const files = makeTlsFiles()
+    t.teardown(() => files.remove())
+    const receiver = await receiverOf({ tls: files, clientCertificate: true })
+    t.teardown(() => receiver.close())
+    const client = await exporterTo(receiver, protocol, {
+      OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: files.caCert,
+      OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE: files.clientCert,
+      OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY: files.clientKey
+    })
+    t.equal((await exportOnce(client)).code, 0, 'mTLS: sent')
+    await client.shutdown()
+    t.same(receiver.clients, ['edge-api-client'], 'the collector saw our client certificate')
+    t.match(receiver.spans, [{ name: 'GET /v1/status' }])
+    const anonymous = await exporterTo(receiver, protocol, { OTEL_EXPORTER_OTLP_CERTIFICATE: files.caCert, ...short })
+    t.equal((await exportOnce(anonymous)).code, 1, 'without a client certificate the collector refuses it')
+    await anonymous.shutdown()
+    t.equal(receiver.spans.length, 1, 'and nothing more arrived')
+  })
+}
+
+t.test('a gRPC endpoint without a scheme: TLS, or plaintext with OTEL_EXPORTER_OTLP_INSECURE=true', async (t) => {
+  const files = makeTlsFiles()
+  t.teardown(() => files.remove())
+  const plaintext = await OtlpReceiver.grpc()
+  t.teardown(() => plaintext.close())
+  const insecure = await exporterTo(plaintext, 'grpc', { OTEL_ENDPOINT: plaintext.url.replace('http://', ''), OTEL_EXPORTER_OTLP_INSECURE: 'true' })
+  t.equal((await exportOnce(insecure)).code, 0, 'INSECURE=true: plaintext')
+  await insecure.shutdown()
+  const tls = await OtlpReceiver.grpc({ tls: files })
+  t.teardown(() => tls.close())
+  const secure = await exporterTo(tls, 'grpc', {
+    OTEL_ENDPOINT: tls.url.replace('https://', ''),
+    OTEL_EXPORTER_OTLP_INSECURE: 'true',
+    OTEL_EXPORTER_OTLP_TRACES_INSECURE: 'false',
+    OTEL_EXPORTER_OTLP_CERTIFICATE: files.caCert
+  })
+  t.equal((await exportOnce(secure)).code, 0, 'TRACES_INSECURE=false over INSECURE=true: TLS')
+  await secure.shutdown()
+  t.equal(plaintext.spans.length + tls.spans.length, 2)
 })

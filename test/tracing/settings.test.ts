@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { ConfigError } from '../../src/errors.js'
 import { readTracingSettings, TRACING_VARIABLES } from '../../src/tracing/settings.js'
+import { makeTlsFiles } from '../fixtures/tls-certs.js'
 
 const on = { EDGE_API_OTEL_ENABLED: 'true' }
 const grpc = { ...on, OTEL_ENDPOINT: 'http://jaeger:4317' }
@@ -47,6 +48,8 @@ t.test('Go\'s OTEL_ENDPOINT and OTEL_HEADERS work unchanged: OTLP/gRPC, with the
     protocol: 'grpc',
     headers: { authorization: 'Bearer abc=def', 'x-b': '2' },
     exportTimeoutMs: 10_000,
+    compression: 'none',
+    tls: { ca: undefined, cert: undefined, key: undefined },
     resource: { 'service.name': 'edge-api' },
     sampler: 'parentbased_always_on',
     samplerRatio: 1,
@@ -55,7 +58,7 @@ t.test('Go\'s OTEL_ENDPOINT and OTEL_HEADERS work unchanged: OTLP/gRPC, with the
   t.equal(read({ ...on, OTEL_ENDPOINT: 'https://collector.example:4317/ignored/path' })?.endpoint, 'https://collector.example:4317', 'gRPC reaches the origin; TLS for https')
   t.equal(read({ ...grpc, OTEL_HEADERS: 'k=a%20b' })?.headers.k, 'a%20b', 'OTEL_HEADERS is not percent-decoded (as in Go)')
   t.match(read({ ...grpc, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }), { endpoint: 'http://jaeger:4317/v1/traces', protocol: 'http/protobuf' }, 'a protocol variable may say otherwise')
-  for (const endpoint of ['jaeger:4317', 'ftp://jaeger:4317', 'http://u:p@jaeger:4317', 'http://jaeger:4317?x=1', '::']) {
+  for (const endpoint of ['ftp://jaeger:4317', 'http://u:p@jaeger:4317', 'http://jaeger:4317?x=1', '::']) {
     refusal(t, { ...on, OTEL_ENDPOINT: endpoint }, 'OTEL_ENDPOINT', /is invalid: must be an http:\/\/ or https:\/\/ URL/)
   }
 })
@@ -118,6 +121,28 @@ t.test('timeouts and the batch processor', async (t) => {
   for (const key of ['OTEL_BSP_SCHEDULE_DELAY', 'OTEL_BSP_MAX_QUEUE_SIZE', 'OTEL_BSP_EXPORT_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT']) {
     for (const value of ['0', '5s', '-1', '99999999999999999999']) refusal(t, { ...grpc, [key]: value }, key, /must be an integer of at least 1/)
   }
+})
+
+t.test('a gRPC endpoint without a scheme: TLS unless OTEL_EXPORTER_OTLP_(TRACES_)INSECURE is true; a scheme decides by itself', async (t) => {
+  t.equal(read({ ...on, OTEL_ENDPOINT: 'jaeger:4317' })?.endpoint, 'https://jaeger:4317', 'the spec\'s default: secure')
+  t.equal(read({ ...on, OTEL_ENDPOINT: 'jaeger:4317', OTEL_EXPORTER_OTLP_INSECURE: 'TRUE' })?.endpoint, 'http://jaeger:4317')
+  t.equal(read({ ...on, OTEL_ENDPOINT: 'jaeger:4317', OTEL_EXPORTER_OTLP_INSECURE: 'true', OTEL_EXPORTER_OTLP_TRACES_INSECURE: 'false' })?.endpoint, 'https://jaeger:4317', 'the traces variable wins')
+  t.equal(read({ ...on, OTEL_ENDPOINT: 'https://jaeger:4317', OTEL_EXPORTER_OTLP_INSECURE: 'true' })?.endpoint, 'https://jaeger:4317', 'https:// stays TLS')
+  refusal(t, { ...on, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT', /must be an http:\/\/ or https:\/\/ URL/)
+  for (const key of ['OTEL_EXPORTER_OTLP_INSECURE', 'OTEL_EXPORTER_OTLP_TRACES_INSECURE']) refusal(t, { ...grpc, [key]: 'yes' }, key, /must be true or false/)
+})
+
+t.test('TLS files with a plaintext endpoint are not used, with a warning naming them', async (t) => {
+  const warnings: string[] = []
+  const files = makeTlsFiles()
+  t.teardown(() => files.remove())
+  const caFile = files.caCert
+  const settings = readTracingSettings({ ...grpc, OTEL_EXPORTER_OTLP_CERTIFICATE: caFile }, warnings)
+  t.ok(settings?.tls.ca, 'read all the same')
+  t.same(warnings, ['OTEL_EXPORTER_OTLP_CERTIFICATE not used: the OTLP endpoint http://jaeger:4317 is plaintext (https:// is TLS)'])
+  const quiet: string[] = []
+  readTracingSettings({ ...on, OTEL_ENDPOINT: 'https://jaeger:4317', OTEL_EXPORTER_OTLP_CERTIFICATE: caFile }, quiet)
+  t.same(quiet, [], 'https://: no warning')
 })
 
 t.test('every variable read is listed', async (t) => {

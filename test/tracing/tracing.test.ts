@@ -6,6 +6,7 @@ import { FLUSH_BUDGET_MS, startTracing } from '../../src/tracing/tracing.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain } from '../fixtures/main-process.js'
 import { OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
+import { makeTlsFiles } from '../fixtures/tls-certs.js'
 
 // Each case boots a real child process (TS loader included), slow on a busy machine.
 t.setTimeout(300_000)
@@ -93,4 +94,33 @@ t.test('a collector that never answers delays a forced exit by the flush budget 
   t.ok((incomplete?.flushMs as number) >= FLUSH_BUDGET_MS - 50 && (incomplete?.flushMs as number) < FLUSH_BUDGET_MS + 2000, `the flush gave up at its budget (${String(incomplete?.flushMs)} ms)`)
   t.ok(at - signalled < 500 + FLUSH_BUDGET_MS + 5000, `exited ${Math.round(at - signalled)} ms after SIGTERM`)
   t.match(main.lines.at(-1), { msg: 'exit', code: 1 })
+})
+
+t.test('the service exports gzipped over mTLS with the OTLP certificate variables, and refuses to boot on a certificate file it cannot read', async (t) => {
+  const files = makeTlsFiles()
+  t.teardown(() => files.remove())
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const receiver = await OtlpReceiver.http({ tls: files, clientCertificate: true })
+  t.teardown(() => receiver.close())
+  const tracing = {
+    EDGE_API_OTEL_ENABLED: 'true',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+    OTEL_EXPORTER_OTLP_CERTIFICATE: files.caCert,
+    OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: files.clientCert,
+    OTEL_EXPORTER_OTLP_CLIENT_KEY: files.clientKey
+  }
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', ...tracing })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  await (await fetch(`http://127.0.0.1:${await main.port()}/v1/versions`)).arrayBuffer()
+  main.child.kill('SIGTERM')
+  t.equal((await main.exited).code, 0)
+  t.match(receiver.spans.filter((s) => s.kind === SERVER), [{ name: 'GET /v1/versions' }], 'the span arrived at exit')
+  t.match(receiver.headers, [{ 'content-encoding': 'gzip' }], 'gzipped')
+  t.same(receiver.clients, ['edge-api-client'], 'with our client certificate')
+
+  const refused = startMain({ CHAIN_REST_URL: sim.url, ...tracing, OTEL_EXPORTER_OTLP_CERTIFICATE: `${files.dir}/missing.pem` })
+  t.equal((await refused.exited).code, 1, 'exit 1')
+  t.match(refused.lines, [{ level: 60, variable: 'OTEL_EXPORTER_OTLP_CERTIFICATE', msg: /^OTEL_EXPORTER_OTLP_CERTIFICATE=".*missing\.pem" is invalid: must be a readable file/ }])
 })
