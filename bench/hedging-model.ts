@@ -19,7 +19,7 @@
 // - the client's latency adds edge-api's own 1.2 + 0.3·e^(0.8·z) ms.
 // Each row is the median over 7 seeds of a run's client p99 and share of reads hedged.
 import { Hedging } from '../src/chain/hedging.js'
-import type { Clock } from '../src/chain/clock.js'
+import type { Clock } from '../src/clock.js'
 import { OVERTAKEN_DEMOTES_MS } from '../src/chain/nodes.js'
 
 interface Model {

@@ -1,4 +1,5 @@
 import { NODE_INFO_PATH } from './chain/paths.js'
+import { REAL_CLOCK, type Clock } from './clock.js'
 import { chainOutcome, type ChainOutcome } from './chain/types.js'
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from './errors.js'
 import { formatDuration } from './duration.js'
@@ -21,8 +22,8 @@ export interface ReadinessOptions {
   readonly probeTimeoutMs?: number
   /** How long a probe's result, failure included, answers every check. @default 3000 */
   readonly cacheMs?: number
-  /** Monotonic milliseconds; injected by tests. @default performance.now */
-  readonly now?: () => number
+  /** What a cached answer's age is read on. @default REAL_CLOCK */
+  readonly clock?: Clock
   /** Told each probe's result (not the cached answers): 'ok' or how it failed. @default none */
   readonly onProbe?: (result: ChainOutcome) => void
 }
@@ -51,7 +52,7 @@ export class Readiness {
     const settings = {
       probeTimeoutMs: options.probeTimeoutMs ?? 2000,
       cacheMs: options.cacheMs ?? 3000,
-      now: options.now ?? (() => performance.now()),
+      clock: options.clock ?? REAL_CLOCK,
       onProbe: options.onProbe ?? (() => {})
     }
     this.#nodes = Array.from({ length: chain.nodeCount ?? 1 }, (_, node) => new NodeProbe(chain, node, settings))
@@ -103,24 +104,24 @@ class NodeProbe {
   readonly #node: number
   readonly #probeTimeoutMs: number
   readonly #cacheMs: number
-  readonly #now: () => number
+  readonly #clock: Clock
   readonly #onProbe: (result: ChainOutcome) => void
   #cached: { readonly answer: ReadinessAnswer, readonly at: number } | undefined
   #inFlight: Promise<ReadinessAnswer> | undefined
 
-  constructor (chain: ChainProber, node: number, settings: { probeTimeoutMs: number, cacheMs: number, now: () => number, onProbe: (result: ChainOutcome) => void }) {
+  constructor (chain: ChainProber, node: number, settings: { probeTimeoutMs: number, cacheMs: number, clock: Clock, onProbe: (result: ChainOutcome) => void }) {
     this.#chain = chain
     this.#node = node
     this.#probeTimeoutMs = settings.probeTimeoutMs
     this.#cacheMs = settings.cacheMs
-    this.#now = settings.now
+    this.#clock = settings.clock
     this.#onProbe = settings.onProbe
   }
 
   /** The cached answer, the probe in flight, or a new probe. Never rejects. */
   answer (): Promise<ReadinessAnswer> {
     const cached = this.#cached
-    if (cached !== undefined && this.#now() - cached.at < this.#cacheMs) return Promise.resolve(cached.answer)
+    if (cached !== undefined && this.#clock.now() - cached.at < this.#cacheMs) return Promise.resolve(cached.answer)
     if (this.#inFlight !== undefined) return this.#inFlight
     const probe = this.#probe()
     this.#inFlight = probe
@@ -139,7 +140,7 @@ class NodeProbe {
     }
     // Cached from when the answer arrived, as the Go service does: a slow probe still
     // spares the chain for a whole cache period afterwards.
-    this.#cached = { answer, at: this.#now() }
+    this.#cached = { answer, at: this.#clock.now() }
     this.#inFlight = undefined
     return answer
   }

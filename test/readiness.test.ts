@@ -4,6 +4,7 @@ import { ChainClient } from '../src/chain/client.js'
 import { PROBE_PATH, Readiness, type ChainProber } from '../src/readiness.js'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { startChain } from './fixtures/chain.js'
+import { ManualClock } from './fixtures/manual-clock.js'
 
 /** A prober whose answers the test settles by hand, counting every probe. */
 function manualProber (nodeCount?: number) {
@@ -44,17 +45,17 @@ for (const n of [8, 500]) {
 }
 
 t.test('caches the result, failure included, for 3 s', async (t) => {
-  let now = 1000
+  const clock = new ManualClock(1000)
   const { prober, calls } = manualProber()
-  const readiness = new Readiness(prober, { now: () => now })
+  const readiness = new Readiness(prober, { clock })
   const first = readiness.check()
   calls[0]?.reject(new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
   const failed = { status: 'not ready', reason: 'chain unreachable', error: 'chain unavailable' }
   t.same(await first, failed, 'no internal address in the answer')
-  now += 2999
+  await clock.advance(2999)
   t.same(await readiness.check(), failed, 'the failure is cached')
   t.equal(calls.length, 1, 'no second probe within the cache period')
-  now += 1
+  await clock.advance(1)
   const third = readiness.check()
   t.equal(calls.length, 2, 'the cache expired after 3 s: one new probe')
   calls[1]?.resolve({})
@@ -62,14 +63,14 @@ t.test('caches the result, failure included, for 3 s', async (t) => {
 })
 
 t.test('the cache period counts from when the answer arrived', async (t) => {
-  let now = 0
+  const clock = new ManualClock(0)
   const { prober, calls } = manualProber()
-  const readiness = new Readiness(prober, { now: () => now, cacheMs: 100 })
+  const readiness = new Readiness(prober, { clock, cacheMs: 100 })
   const first = readiness.check()
-  now = 500
+  await clock.advance(500)
   calls[0]?.resolve({})
   await first
-  now = 599
+  await clock.advance(99)
   await readiness.check()
   t.equal(calls.length, 1)
 })
@@ -143,16 +144,16 @@ t.test('several nodes: each has its own single-flight probe, and one ready node 
 })
 
 t.test('several nodes: not ready once every probe failed, saying why for each node by number', async (t) => {
-  let now = 0
+  const clock = new ManualClock(0)
   const { prober, calls } = manualProber(2)
-  const readiness = new Readiness(prober, { now: () => now })
+  const readiness = new Readiness(prober, { clock })
   const answer = readiness.check()
   calls[1]?.reject(new ChainTimeoutError(2000))
   calls[0]?.reject(new ChainUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:1317')))
   const failed = { status: 'not ready', reason: 'chain unreachable', error: 'node 1: chain unavailable; node 2: no answer within 2s' }
   t.same(await answer, failed)
   t.same(await readiness.check(), failed, 'cached')
-  now = 3000
+  await clock.advance(3000)
   const next = readiness.check()
   t.equal(calls.length, 4, 'both probed again after the cache period')
   calls[2]?.resolve({})
@@ -167,23 +168,23 @@ t.test('several real nodes: ready while one answers, not ready when none does', 
     await Promise.all([a.close(), b.close()])
   })
   t.equal(chain.nodeCount, 2)
-  let now = 0
-  const readiness = new Readiness(chain, { now: () => now })
+  const clock = new ManualClock(0)
+  const readiness = new Readiness(chain, { clock })
   await a.refuse()
   t.same(await readiness.check(), { status: 'ready' }, 'node 1 refuses, node 2 answers')
   await b.refuse()
-  now += 3000
+  await clock.advance(3000)
   t.same(await readiness.check(), { status: 'not ready', reason: 'chain unreachable', error: 'node 1: chain unavailable; node 2: chain unavailable' })
   await a.restore()
-  now += 3000
+  await clock.advance(3000)
   t.same(await readiness.check(), { status: 'ready' }, 'node 1 is back')
 })
 
 t.test('onProbe is told each probe\'s result, not the cached answers', async (t) => {
   const { prober, calls } = manualProber(2)
   const results: string[] = []
-  let now = 0
-  const readiness = new Readiness(prober, { onProbe: (result) => results.push(result), now: () => now })
+  const clock = new ManualClock(0)
+  const readiness = new Readiness(prober, { onProbe: (result) => results.push(result), clock })
   const first = readiness.check()
   calls[0]?.resolve({})
   calls[1]?.reject(new ChainTimeoutError(2000))
@@ -191,7 +192,7 @@ t.test('onProbe is told each probe\'s result, not the cached answers', async (t)
   await settle()
   await readiness.check()
   t.same(results.sort(), ['ok', 'timeout'], 'one result per probe; the cached answer probes nothing')
-  now = 10_000
+  await clock.advance(10_000)
   const second = readiness.check()
   calls[2]?.reject(new ChainStatusError(14, 'unavailable'))
   calls[3]?.reject(new ChainUnavailableError('refused'))

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
-import { setTimeout as delay } from 'node:timers/promises'
 import type { ChainClient } from '../chain/client.js'
+import { pause } from '../clock.js'
 import type { ChainReader, ChainTrace } from '../chain/types.js'
 import { badRequest, MinHeightUnavailableError } from '../errors.js'
 import { routeClass } from './route-classes.js'
@@ -64,6 +64,8 @@ export function documentMinHeight ({ schema, url, route }: { schema: FastifySche
   return { schema: { ...schema, headers: { type: 'object', properties: { [MIN_HEIGHT_HEADER]: header } } }, url }
 }
 
+const KEEPS_ALIVE = { keepsAlive: true } as const
+
 interface Waiter {
   readonly minimum: number
   settle (error?: Error): void
@@ -105,13 +107,14 @@ export class MinHeights {
 
   async #reach (minimum: number): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      // The wait is the chain client's (it times the heads' ages too); a read is waiting on it, so it keeps the process alive.
+      const cancelTimer = this.#chain.clock.after(this.#waitMs, () => {
         waiter.settle(new MinHeightUnavailableError(minimum, this.#chain.heads.best, this.#waitMs))
-      }, this.#waitMs)
+      }, KEEPS_ALIVE)
       const waiter: Waiter = {
         minimum,
         settle: (error) => {
-          clearTimeout(timer)
+          cancelTimer()
           this.#waiters.delete(waiter)
           if (error === undefined) resolve()
           else reject(error)
@@ -126,9 +129,9 @@ export class MinHeights {
   // The polls serve every waiting read, none in particular: untraced, as the background poll is.
   async #poll (): Promise<void> {
     this.#polling = true
-    const heads = this.#chain.heads
+    const { heads, clock } = this.#chain
     while (this.#waiters.size > 0) {
-      const started = performance.now()
+      const started = clock.now()
       const confirmed = await heads.poll()
       const best = heads.best
       const ceiling = best + heads.maxLag + MIN_HEIGHT_AHEAD_BLOCKS
@@ -139,7 +142,7 @@ export class MinHeights {
           waiter.settle(badRequest(`X-Min-Block-Height ${waiter.minimum} is ${waiter.minimum - best} blocks above the highest head of this service's chain nodes (${best}); send the X-Block-Height of an earlier answer`))
         }
       }
-      await delay(Math.max(0, MIN_HEIGHT_POLL_SPACING_MS - (performance.now() - started)))
+      await pause(clock, Math.max(0, MIN_HEIGHT_POLL_SPACING_MS - (clock.now() - started)), KEEPS_ALIVE)
     }
     this.#polling = false
   }

@@ -1,5 +1,5 @@
 import type { Pool } from 'undici'
-import type { Clock } from './clock.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import { Deadlines } from './deadline.js'
 import { NodeExchange } from './exchange.js'
 import { NodeChoice } from './failover.js'
@@ -46,7 +46,7 @@ export interface ChainClientOptions {
   readonly headMaxAgeMs?: number
   /** Hedged reads (docs/hedged-reads.md); off when absent, and with a single node. @default off */
   readonly hedging?: HedgingSettings
-  /** The clock of the node set's probe backoff and of hedging. @default performance.now() and setTimeout */
+  /** The clock of the node set's probe backoff, of hedging and of the heads' ages. @default REAL_CLOCK */
   readonly clock?: Clock
 }
 
@@ -66,6 +66,8 @@ export class ChainClient implements ChainReader {
   readonly height = undefined
   /** Each node's head and the height latest-state answers are served at (src/chain/heights.ts). */
   readonly heads: ChainHeads
+  /** The clock of backoff, hedging and the heads' ages; what times a wait for the heads (src/cache/min-height.ts). */
+  readonly clock: Clock
   readonly #timeoutMs: number
   readonly #nodes: ChainNodes
   readonly #deadlines = new Deadlines()
@@ -81,6 +83,7 @@ export class ChainClient implements ChainReader {
     const maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024
     const observer = options.observer ?? NO_OBSERVER
     this.#timeoutMs = options.timeoutMs
+    this.clock = options.clock ?? REAL_CLOCK
     this.#nodes = new ChainNodes({
       urls,
       // One connection per request the limiter lets through, so undici never queues behind
@@ -97,7 +100,7 @@ export class ChainClient implements ChainReader {
       probe: async (node) => this.probe(NODE_INFO_PATH, REPROBE_TIMEOUT_MS, node.index),
       log: options.log,
       backoff: options.nodeBackoff,
-      clock: options.clock
+      clock: this.clock
     })
     const pollTimeoutMs = Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS)
     this.heads = new ChainHeads({
@@ -106,7 +109,8 @@ export class ChainClient implements ChainReader {
       maxAgeMs: options.headMaxAgeMs ?? 1000,
       poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, probe: this.probe.bind(this), timeoutMs: pollTimeoutMs }, trace),
       log: options.log,
-      urls
+      urls,
+      clock: this.clock
     })
     this.#exchange = new NodeExchange({ nodes: this.#nodes, heads: this.heads, maxResponseBytes, observer, tracer: options.tracer })
     this.#choice = new NodeChoice({ nodes: this.#nodes, heads: this.heads, exchange: this.#exchange })
@@ -122,7 +126,7 @@ export class ChainClient implements ChainReader {
       timeoutMs: this.#timeoutMs,
       crowded: () => this.#front.crowded,
       observer,
-      clock: options.clock
+      clock: this.clock
     })
     this.#pinning = new Pinning({ heads: this.heads, answer: async (request) => this.#front.answer(request) })
     this.#unhedged = this.#unhedgedReader(undefined)

@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js'
+import type { Clock } from '../clock.js'
 import { ABANDONED } from './exchange.js'
 import type { NodeRead } from './failover.js'
 import { Hedging } from './hedging.js'

@@ -1,4 +1,4 @@
-import { REAL_CLOCK, type Clock } from './clock.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 
 // Hedged chain reads (docs/hedged-reads.md): when a read's node has not answered after a
 // delay adapted to that node's recent latency, the same read goes to a second node and the

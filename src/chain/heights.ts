@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import type { ChainTrace } from './types.js'
 import { NO_LOG, type NodeLog } from './nodes.js'
 
@@ -55,6 +56,8 @@ export interface ChainHeadsOptions {
   readonly log: NodeLog | undefined
   /** Each node's base URL, for the log. */
   readonly urls: readonly string[]
+  /** What a head's age is read on (the chain client's clock). @default REAL_CLOCK */
+  readonly clock?: Clock | undefined
 }
 
 /** The warn line when no node's head poll confirms a head any more, and the one when one does again. */
@@ -85,6 +88,7 @@ export class ChainHeads {
   readonly #poll: (trace: ChainTrace | undefined) => Promise<unknown>
   readonly #log: NodeLog
   readonly #urls: readonly string[]
+  readonly #clock: Clock
   #served = 0
   #confirmedAt = -Infinity
   #polling: Promise<void> | undefined
@@ -100,6 +104,7 @@ export class ChainHeads {
     this.#poll = options.poll
     this.#log = options.log ?? NO_LOG
     this.#urls = options.urls
+    this.#clock = options.clock ?? REAL_CLOCK
   }
 
   /**
@@ -107,7 +112,7 @@ export class ChainHeads {
    * query, the poll): at or above the best head, that confirms the best head as of now.
    */
   observe (node: number, height: number, latest: boolean): void {
-    if (latest && height >= this.best) this.#confirmedAt = performance.now()
+    if (latest && height >= this.best) this.#confirmedAt = this.#clock.now()
     if (height <= (this.#heads[node] as number)) return
     const pool = this.#pool
     const rises = pool !== undefined && height > this.best
@@ -166,7 +171,7 @@ export class ChainHeads {
    * the best head, never below one served before (served from now on). Undefined otherwise.
    */
   fresh (): number | undefined {
-    if (performance.now() - this.#confirmedAt > this.#maxAgeMs || this.best === 0) return undefined
+    if (this.#clock.now() - this.#confirmedAt > this.#maxAgeMs || this.best === 0) return undefined
     return this.serve(this.best)
   }
 
@@ -188,7 +193,7 @@ export class ChainHeads {
     // Another replica confirmed a head above this one's best: its nodes are being asked now.
     const hinted = this.#pool?.settled()
     if (hinted !== undefined) await hinted
-    const startedAt = performance.now()
+    const startedAt = this.#clock.now()
     const stale = (): boolean => startedAt - this.#confirmedAt > this.#maxAgeMs
     if (stale() && this.#known) {
       await this.#refresh(trace)
@@ -216,7 +221,7 @@ export class ChainHeads {
 
   /** A poll no read waits for, at most one per half maxAgeMs; one that confirms a head makes the heights known again. */
   #background (): void {
-    const startedAt = performance.now()
+    const startedAt = this.#clock.now()
     if (this.#polling !== undefined || startedAt - this.#polledAt < this.#maxAgeMs / 2) return
     // Never rejects: a failed poll only leaves the heights unknown.
     this.#refresh(undefined).then(() => {
@@ -227,7 +232,7 @@ export class ChainHeads {
   #refresh (trace: ChainTrace | undefined): Promise<void> {
     // Lag is judged once every node has told its head in the same poll: judged on each answer,
     // one node's fresh head against another's older one would flap.
-    if (this.#polling === undefined) this.#polledAt = performance.now()
+    if (this.#polling === undefined) this.#polledAt = this.#clock.now()
     this.#polling ??= this.#poll(trace).then(() => { this.#judgeLag() }, () => {}).finally(() => { this.#polling = undefined })
     return this.#polling
   }

@@ -1,5 +1,5 @@
 import { Pool } from 'undici'
-import { REAL_CLOCK, type Clock } from './clock.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 
 /** What the node set logs: one line per state change of a node (a pino logger fits). */
 export interface NodeLog {

@@ -3,6 +3,7 @@
 // request takes the cheap 503 (shedding.ts). docs/overload.md says how it behaves, and why.
 import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { REAL_CLOCK } from '../clock.js'
 import { DelayAdmission } from './pie.js'
 import type { ShedReason } from '../metrics/labels.js'
 import type { Shedding } from './shedding.js'
@@ -21,7 +22,7 @@ export interface LoopReading {
  * does not depend on how fast the machine running the test is.
  */
 export interface LoopSampler {
-  /** Monotonic ms, on the clock the readings are taken on. */
+  /** Monotonic ms, on the clock the readings are taken on (REAL_CLOCK's for under-pressure's). */
   now (): number
   /** Hands `take` one reading per sample until the returned function is called. */
   start (take: (loop: LoopReading) => void): () => void
@@ -120,7 +121,7 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
  */
 export function underPressureSampler (app: FastifyInstance, sampleInterval: number): LoopSampler {
   return {
-    now: () => performance.now(),
+    now: REAL_CLOCK.now,
     start: (take) => {
       const timer = setInterval(() => {
         const { eventLoopDelay, eventLoopUtilized } = app.memoryUsage()

@@ -1,3 +1,4 @@
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import { formatDuration } from '../duration.js'
 
 /**
@@ -20,13 +21,6 @@ export interface DrainTarget {
   forceClose (): void
 }
 
-/** Timers and a monotonic clock, injectable so tests can drive time. */
-export interface Clock {
-  now (): number
-  setTimeout (fn: () => void, ms: number): unknown
-  clearTimeout (handle: unknown): void
-}
-
 /** The subset of a pino logger the drain writes to. */
 export interface DrainLog {
   info (fields: object, msg: string): void
@@ -39,6 +33,7 @@ export interface DrainOptions {
   readonly budgetMs: number
   readonly target: DrainTarget
   readonly log: DrainLog
+  /** The windows' timers and the durations logged. @default REAL_CLOCK */
   readonly clock?: Clock
 }
 
@@ -51,11 +46,8 @@ export interface DrainOutcome {
   readonly shutdownMs: number
 }
 
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout)
-}
+/** The drain's windows are the process's last work: their timers keep it alive until the outcome. */
+const KEEPS_ALIVE = { keepsAlive: true } as const
 
 /**
  * Owns the shutdown: one state, one absolute deadline, one outcome.
@@ -74,7 +66,8 @@ export class Drain {
   #state: DrainState = 'serving'
   #signalAt = 0
   #closeAt = 0
-  #timer: unknown
+  /** Cancels the pending window's timer (the announcement's, then the budget's): set on entering either state. */
+  #cancelTimer!: () => void
   #settle!: (outcome: DrainOutcome) => void
   /** Resolves once, with the exit code main.ts uses. */
   readonly outcome: Promise<DrainOutcome>
@@ -84,7 +77,7 @@ export class Drain {
     this.#budgetMs = options.budgetMs
     this.#target = options.target
     this.#log = options.log
-    this.#clock = options.clock ?? systemClock
+    this.#clock = options.clock ?? REAL_CLOCK
     this.outcome = new Promise((resolve) => { this.#settle = resolve })
   }
 
@@ -121,7 +114,7 @@ export class Drain {
       return
     }
     this.#log.info({ announce: formatDuration(this.#announceMs), announceMs: this.#announceMs }, 'announcing drain')
-    this.#timer = this.#clock.setTimeout(() => this.#close(), this.#announceMs)
+    this.#cancelTimer = this.#clock.after(this.#announceMs, () => this.#close(), KEEPS_ALIVE)
   }
 
   #close (): void {
@@ -131,7 +124,7 @@ export class Drain {
     this.#closeAt = this.#clock.now()
     // Armed before close() is called: the budget is absolute, whatever close() does.
     const budget = formatDuration(this.#budgetMs)
-    this.#timer = this.#clock.setTimeout(() => this.#force(`shutdown budget ${budget} expired`), this.#budgetMs)
+    this.#cancelTimer = this.#clock.after(this.#budgetMs, () => this.#force(`shutdown budget ${budget} expired`), KEEPS_ALIVE)
     let closing: ReturnType<DrainTarget['close']>
     try {
       closing = this.#target.close()
@@ -150,7 +143,7 @@ export class Drain {
 
   #complete (): void {
     if (this.#state !== 'closing') return
-    this.#clock.clearTimeout(this.#timer)
+    this.#cancelTimer()
     this.#state = 'stopped'
     const now = this.#clock.now()
     this.#log.info({ drainMs: Math.round(now - this.#closeAt), shutdownMs: Math.round(now - this.#signalAt) }, 'drained')
@@ -160,7 +153,7 @@ export class Drain {
   #force (reason: string): void {
     /* c8 ignore next */ // callers only force from announcing/closing; kept as the one-outcome guard
     if (this.#state !== 'announcing' && this.#state !== 'closing') return
-    this.#clock.clearTimeout(this.#timer)
+    this.#cancelTimer()
     this.#state = 'forcing'
     const now = this.#clock.now()
     this.#log.warn({ reason, shutdownMs: Math.round(now - this.#signalAt) }, 'closing remaining connections')

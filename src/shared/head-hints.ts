@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { pause, REAL_CLOCK, type Clock } from '../clock.js'
 import type { SharedStore } from './store.js'
 
 // Heads shared across the pool (docs/shared-tier.md, "Heads"). A replica whose node confirms
@@ -42,6 +42,8 @@ export interface HeadHintsOptions {
   readonly waitMs?: number
   /** @default HINT_QUIET_MS */
   readonly quietMs?: number
+  /** What the reads' wait and the quiet time are timed on. @default REAL_CLOCK */
+  readonly clock?: Clock
 }
 
 /**
@@ -57,6 +59,7 @@ export class HeadHints {
   readonly #log: HeadHintsOptions['log']
   readonly #waitMs: number
   readonly #quietMs: number
+  readonly #clock: Clock
   #heads: HintedHeads | undefined
   #look: Promise<void> | undefined
   #quietUntil = 0
@@ -69,6 +72,7 @@ export class HeadHints {
     this.#log = options.log
     this.#waitMs = options.waitMs ?? HINT_WAIT_MS
     this.#quietMs = options.quietMs ?? HINT_QUIET_MS
+    this.#clock = options.clock ?? REAL_CLOCK
   }
 
   /** Starts listening to the pool's heads for `heads` (ChainHeads). */
@@ -94,7 +98,7 @@ export class HeadHints {
     const best = heads.best
     let result: HintResult
     if (from === this.#id) return 'published'
-    if (!Number.isSafeInteger(height) || height < 1 || best === 0 || performance.now() < this.#quietUntil) result = 'ignored'
+    if (!Number.isSafeInteger(height) || height < 1 || best === 0 || this.#clock.now() < this.#quietUntil) result = 'ignored'
     else if (height <= best) result = 'behind'
     else if (height - best > this.#maxAhead) result = 'implausible'
     else result = 'looked'
@@ -108,7 +112,7 @@ export class HeadHints {
   settled (): Promise<void> | undefined {
     const look = this.#look
     if (look === undefined) return undefined
-    return Promise.race([look, sleep(this.#waitMs, undefined, { ref: false })])
+    return Promise.race([look, pause(this.#clock, this.#waitMs)])
   }
 
   async #lookFor (height: number, heads: HintedHeads): Promise<void> {
@@ -117,7 +121,7 @@ export class HeadHints {
     this.#onHint(confirmed ? 'confirmed' : 'unconfirmed')
     // None of this replica's nodes has it (yet): serve from them as before, and give the
     // channel a rest so a publisher nobody agrees with cannot keep every read waiting.
-    if (!confirmed) this.#quietUntil = performance.now() + this.#quietMs
+    if (!confirmed) this.#quietUntil = this.#clock.now() + this.#quietMs
     this.#look = undefined
   }
 

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { CachedAnswer, PoolAnswers } from '../cache/answer-cache.js'
+import { pause, REAL_CLOCK, type Clock } from '../clock.js'
 import type { SharedStore } from './store.js'
 
 // Answers shared across the pool (docs/shared-tier.md, "Answers"). An answer's key is its
@@ -38,6 +38,8 @@ export interface SharedAnswersOptions {
   readonly onLookup?: (result: SharedLookup) => void
   /** @default WAIT_FOR_CLAIM_MS */
   readonly waitMs?: number
+  /** What the wait for a claimed key's answer is timed on. @default REAL_CLOCK */
+  readonly clock?: Clock
 }
 
 /** The pool's built answers: find() before a replica builds one, keep() once it has. */
@@ -45,11 +47,13 @@ export class SharedAnswers implements PoolAnswers {
   readonly #store: SharedStore
   readonly #onLookup: (result: SharedLookup) => void
   readonly #waitMs: number
+  readonly #clock: Clock
 
   constructor (options: SharedAnswersOptions) {
     this.#store = options.store
     this.#onLookup = options.onLookup ?? (() => {})
     this.#waitMs = options.waitMs ?? WAIT_FOR_CLAIM_MS
+    this.#clock = options.clock ?? REAL_CLOCK
   }
 
   /**
@@ -62,9 +66,10 @@ export class SharedAnswers implements PoolAnswers {
     const found = decode(value)
     if (found !== undefined) return this.#result('hit', found)
     if (claimed !== false) return this.#result(claimed === true ? 'claimed' : 'unavailable', undefined)
-    const deadline = performance.now() + this.#waitMs
-    while (performance.now() < deadline) {
-      await sleep(WAIT_POLL_MS)
+    const deadline = this.#clock.now() + this.#waitMs
+    while (this.#clock.now() < deadline) {
+      // A read is waiting on it: kept alive, as the read's own socket is.
+      await pause(this.#clock, WAIT_POLL_MS, { keepsAlive: true })
       const answer = decode(await this.#store.get(ANSWER_PREFIX + key))
       if (answer !== undefined) return this.#result('waited', answer)
     }

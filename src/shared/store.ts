@@ -1,4 +1,5 @@
 import type { RedisClientType } from '@redis/client'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 
 // The shared tier's one connection to its Redis or Valkey (docs/shared-tier.md). The store is
 // never on a request's critical path: every command has a deadline of a few milliseconds, and
@@ -40,6 +41,8 @@ export interface SharedStoreOptions {
   readonly commandTimeoutMs?: number
   /** How long an unresponsive store is left alone before one command tries it again. @default RETRY_UNRESPONSIVE_MS */
   readonly retryUnresponsiveMs?: number
+  /** What the commands' deadlines and the retry wait are timed on. @default REAL_CLOCK */
+  readonly clock?: Clock
 }
 
 /**
@@ -82,6 +85,7 @@ export class SharedStore {
   readonly #observer: StoreObserver
   readonly #timeoutMs: number
   readonly #retryMs: number
+  readonly #clock: Clock
   readonly #where: string
   #state: StoreState = 'connecting'
   #timeouts = 0
@@ -99,6 +103,7 @@ export class SharedStore {
     this.#observer = options.observer ?? NO_OBSERVER
     this.#timeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS
     this.#retryMs = options.retryUnresponsiveMs ?? RETRY_UNRESPONSIVE_MS
+    this.#clock = options.clock ?? REAL_CLOCK
     this.#where = redactedUrl(options.url)
     const clientOptions = {
       url: options.url,
@@ -171,20 +176,21 @@ export class SharedStore {
     // A timer that fires more than a deadline late says this replica's own event loop stalled
     // (a GC pause, a long tick): the command may not even have been written yet, so the store
     // gets its deadline once more, from now, before it is judged.
-    let timer: NodeJS.Timeout | undefined
+    // The deadline's timer keeps the process alive, as the command's own socket does.
+    let cancelTimer!: () => void
     let immediate: NodeJS.Immediate | undefined
-    const startedAt = performance.now()
+    const startedAt = this.#clock.now()
     let extended = false
     const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
       const due = (): void => {
-        if (!extended && performance.now() - startedAt > 2 * this.#timeoutMs) {
+        if (!extended && this.#clock.now() - startedAt > 2 * this.#timeoutMs) {
           extended = true
-          timer = setTimeout(due, this.#timeoutMs)
+          cancelTimer = this.#clock.after(this.#timeoutMs, due, { keepsAlive: true })
           return
         }
         immediate = setImmediate(resolve, TIMED_OUT)
       }
-      timer = setTimeout(due, this.#timeoutMs)
+      cancelTimer = this.#clock.after(this.#timeoutMs, due, { keepsAlive: true })
     })
     const sent = send()
     try {
@@ -193,7 +199,7 @@ export class SharedStore {
       if (reply === TIMED_OUT) {
         this.#observer.sharedOperation(operation, 'timeout')
         if (++this.#timeouts >= TIMEOUTS_TO_UNRESPONSIVE) {
-          this.#retryAt = performance.now() + this.#retryMs
+          this.#retryAt = this.#clock.now() + this.#retryMs
           this.#become('unresponsive')
         }
         return undefined
@@ -206,7 +212,7 @@ export class SharedStore {
       // lost: the 'error' event says which, once.
       this.#observer.sharedOperation(operation, 'error')
     } finally {
-      clearTimeout(timer)
+      cancelTimer()
       clearImmediate(immediate)
     }
     return undefined
@@ -215,8 +221,8 @@ export class SharedStore {
   /** Up: send. Unresponsive: one command once the wait is over (its answer decides). Otherwise: not connected. */
   #sendable (): boolean {
     if (this.#state === 'unresponsive') {
-      if (performance.now() < this.#retryAt) return false
-      this.#retryAt = performance.now() + this.#retryMs
+      if (this.#clock.now() < this.#retryAt) return false
+      this.#retryAt = this.#clock.now() + this.#retryMs
       return this.#client.isReady
     }
     return this.#client.isReady

@@ -5,6 +5,8 @@ import { startChainNodes } from '../fixtures/chain.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
+import { ChainClient } from '../../src/chain/client.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 import { until } from '../fixtures/wait.js'
 
 // One height per answer, never backwards, and a height a node cannot serve is that node's
@@ -239,24 +241,39 @@ t.test('a node whose blocks/latest hangs: the head poll gives up after its own b
 })
 
 t.test('a head is fresh only when an answer at or above the best head confirms it: a node 1000 blocks behind confirms nothing', async (t) => {
-  const polls: number[] = []
+  const clock = new ManualClock()
   const heads = new ChainHeads({
     nodeCount: 2,
     maxLag: 2,
     maxAgeMs: 30,
     log: undefined,
     urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
-    poll: async () => { polls.push(performance.now()) }
+    poll: async () => {},
+    clock
   })
   heads.observe(1, 2000, true)
   t.equal(heads.fresh(), 2000)
-  await new Promise((resolve) => setTimeout(resolve, 40))
+  await clock.advance(30)
+  t.equal(heads.fresh(), 2000, 'a head confirmed maxAgeMs ago is still fresh')
+  await clock.advance(1)
+  t.equal(heads.fresh(), undefined, 'a millisecond later it is not')
   heads.observe(0, 1000, true)
   t.equal(heads.fresh(), undefined, 'the lagging node\'s latest answer left the best head stale')
   heads.observe(1, 2000, false)
   t.equal(heads.fresh(), undefined, 'a pinned answer confirms nothing either')
   heads.observe(1, 2000, true)
   t.equal(heads.fresh(), 2000, 'the best node\'s latest answer at the same head confirms it')
+})
+
+t.test('the heads\' ages are read on the chain client\'s clock', async (t) => {
+  const clock = new ManualClock()
+  const chain = new ChainClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 1000, concurrency: 1, headMaxAgeMs: 500, clock })
+  t.teardown(() => chain.close())
+  chain.heads.observe(0, 100, true)
+  await clock.advance(500)
+  t.equal(chain.heads.fresh(), 100, 'fresh for headMaxAgeMs on the client\'s clock')
+  await clock.advance(1)
+  t.equal(chain.heads.fresh(), undefined, 'stale once the client\'s clock says it is older')
 })
 
 t.test('ChainHeads without a log still judges lag (nothing is written)', async (t) => {

@@ -1,31 +1,6 @@
 import t from 'tap'
-import { Drain, type Clock, type DrainLog, type DrainTarget } from '../../src/lifecycle/drain.js'
-
-/** Virtual time: timers fire only when the test advances the clock. */
-class FakeClock implements Clock {
-  #now = 0
-  #next = 0
-  readonly timers = new Map<number, { at: number, fn: () => void }>()
-  now (): number { return this.#now }
-  setTimeout (fn: () => void, ms: number): unknown {
-    const id = ++this.#next
-    this.timers.set(id, { at: this.#now + ms, fn })
-    return id
-  }
-
-  clearTimeout (handle: unknown): void { this.timers.delete(handle as number) }
-  advance (ms: number): void {
-    const until = this.#now + ms
-    for (;;) {
-      const due = [...this.timers].filter(([, timer]) => timer.at <= until).sort((a, b) => a[1].at - b[1].at)[0]
-      if (due === undefined) break
-      this.timers.delete(due[0])
-      this.#now = due[1].at
-      due[1].fn()
-    }
-    this.#now = until
-  }
-}
+import { Drain, type DrainLog, type DrainTarget } from '../../src/lifecycle/drain.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 
 interface Deferred { promise: Promise<void>, resolve: () => void, reject: (err: Error) => void }
 function deferred (): Deferred {
@@ -63,7 +38,7 @@ function fakeLog () {
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 function setup (announceMs: number, budgetMs: number) {
-  const clock = new FakeClock()
+  const clock = new ManualClock(0)
   const fake = fakeTarget()
   const logs = fakeLog()
   const drain = new Drain({ announceMs, budgetMs, target: fake.target, log: logs.log, clock })
@@ -79,23 +54,25 @@ t.test('clean drain: serving → announcing → closing → stopped, exit 0', as
   t.same(msgs(), ['shutdown signal', 'announcing drain'])
   t.match(lines[0]?.fields, { signal: 'SIGTERM', announce: '5s', budget: '2m' })
   t.match(lines[1]?.fields, { announce: '5s', announceMs: 5000 })
-  clock.advance(4999)
+  t.equal(clock.keepingAlive, 1, 'the announce window keeps the process alive')
+  await clock.advance(4999)
   t.equal(drain.state, 'announcing', 'still serving during the whole window')
-  clock.advance(1)
+  await clock.advance(1)
   t.equal(drain.state, 'closing')
   t.same(calls, ['beginDrain', 'close'])
+  t.equal(clock.keepingAlive, 1, 'the shutdown budget keeps the process alive')
   listenerClosed.resolve()
   await settle()
   t.match(lines[2], { msg: 'listener closed', fields: { announcedMs: 5000, budget: '2m', budgetMs: 120_000 } })
-  clock.advance(700)
+  await clock.advance(700)
   finished.resolve()
   const outcome = await drain.outcome
   t.same(outcome, { code: 0, shutdownMs: 5700 })
   t.equal(drain.state, 'stopped')
   t.match(lines[3], { msg: 'drained', fields: { drainMs: 700, shutdownMs: 5700 } })
   t.notOk(calls.includes('forceClose'), 'nothing forced')
-  t.equal(clock.timers.size, 0, 'the budget timer is cleared')
-  clock.advance(10 * 60_000)
+  t.equal(clock.pending, 0, 'the budget timer is cleared')
+  await clock.advance(10 * 60_000)
   t.same(msgs(), ['shutdown signal', 'announcing drain', 'listener closed', 'drained'], 'nothing happens after the outcome')
 })
 
@@ -115,13 +92,13 @@ t.test('announce 0 closes the listener at once, without an announcement', async 
 t.test('a second signal during the announcement forces the close at once', async (t) => {
   const { clock, drain, calls, msgs, lines } = setup(600_000, 600_000)
   drain.signal('SIGTERM')
-  clock.advance(10)
+  await clock.advance(10)
   drain.signal('SIGTERM')
   const outcome = await drain.outcome
   t.same(outcome, { code: 1, reason: 'operator sent SIGTERM during drain announcement', shutdownMs: 10 })
   t.same(calls, ['beginDrain', 'forceClose'], 'forced without waiting for the window or a graceful close')
   t.match(lines.at(-1), { level: 'warn', msg: 'closing remaining connections', fields: { reason: 'operator sent SIGTERM during drain announcement' } })
-  t.equal(clock.timers.size, 0, 'the announce timer is cleared')
+  t.equal(clock.pending, 0, 'the announce timer is cleared')
   drain.signal('SIGINT')
   t.match(lines.at(-1), { msg: 'signal ignored: already stopping', fields: { signal: 'SIGINT', state: 'stopped' } })
   t.same(msgs().filter((m) => m === 'closing remaining connections').length, 1)
@@ -130,23 +107,23 @@ t.test('a second signal during the announcement forces the close at once', async
 t.test('a second signal during the shutdown forces the close', async (t) => {
   const { clock, drain, calls } = setup(0, 600_000)
   drain.signal('SIGTERM')
-  clock.advance(50)
+  await clock.advance(50)
   drain.signal('SIGINT')
   t.same(await drain.outcome, { code: 1, reason: 'operator sent SIGINT during shutdown', shutdownMs: 50 })
   t.same(calls, ['beginDrain', 'close', 'forceClose'])
-  t.equal(clock.timers.size, 0, 'the budget timer is cleared')
+  t.equal(clock.pending, 0, 'the budget timer is cleared')
 })
 
 t.test('the budget is absolute from the listener closing, even if close() never resolves', async (t) => {
   const { clock, drain, calls, listenerClosed, lines } = setup(5000, 120_000)
   drain.signal('SIGTERM')
-  clock.advance(5000)
-  clock.advance(30_000)
+  await clock.advance(5000)
+  await clock.advance(30_000)
   listenerClosed.resolve() // a late "listener closed" does not move the deadline
   await settle()
-  clock.advance(89_999)
+  await clock.advance(89_999)
   t.equal(drain.state, 'closing', 'not a millisecond early')
-  clock.advance(1)
+  await clock.advance(1)
   const outcome = await drain.outcome
   t.same(outcome, { code: 1, reason: 'shutdown budget 2m expired', shutdownMs: 125_000 })
   t.same(calls, ['beginDrain', 'close', 'forceClose'])
@@ -156,7 +133,7 @@ t.test('the budget is absolute from the listener closing, even if close() never 
 t.test('a completion after a forced close changes nothing', async (t) => {
   const { clock, drain, listenerClosed, finished, msgs } = setup(0, 100)
   drain.signal('SIGTERM')
-  clock.advance(100)
+  await clock.advance(100)
   listenerClosed.resolve()
   finished.resolve()
   await settle()
@@ -166,7 +143,7 @@ t.test('a completion after a forced close changes nothing', async (t) => {
 
 t.test('a close() that fails is a forced close with the reason, not a budget expiry', async (t) => {
   t.test('failing synchronously', async (t) => {
-    const clock = new FakeClock()
+    const clock = new ManualClock(0)
     const { log, msgs } = fakeLog()
     let forced = 0
     const drain = new Drain({
@@ -179,7 +156,7 @@ t.test('a close() that fails is a forced close with the reason, not a budget exp
     drain.signal('SIGTERM')
     t.same(await drain.outcome, { code: 1, reason: 'shutdown failed: listener broke', shutdownMs: 0 })
     t.equal(forced, 1)
-    t.equal(clock.timers.size, 0)
+    t.equal(clock.pending, 0)
     t.same(msgs(), ['shutdown signal', 'closing remaining connections'])
   })
   t.test('rejecting', async (t) => {
@@ -193,7 +170,7 @@ t.test('a close() that fails is a forced close with the reason, not a budget exp
   t.test('rejecting after a forced close changes nothing', async (t) => {
     const { clock, drain, listenerClosed, finished, calls } = setup(0, 10)
     drain.signal('SIGTERM')
-    clock.advance(10)
+    await clock.advance(10)
     listenerClosed.resolve()
     finished.reject(new Error('destroyed'))
     await settle()
@@ -207,7 +184,7 @@ t.test('a forced close that throws still exits 1 and says so', async (t) => {
   const drain = new Drain({
     announceMs: 5000,
     budgetMs: 1000,
-    clock: new FakeClock(),
+    clock: new ManualClock(0),
     log,
     target: { beginDrain: () => {}, close: () => { throw new Error('unused') }, forceClose: () => { throw new Error('sockets gone') } }
   })
