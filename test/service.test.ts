@@ -12,6 +12,7 @@ import { buildService, startService } from '../src/service.js'
 import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
 import { builtMain } from './fixtures/dist-main.js'
 import { LogLines } from './fixtures/log-lines.js'
+import { NOT_MEASURED } from './fixtures/main-process.js'
 import { sampleValue } from './fixtures/prometheus.js'
 
 async function simulator (t: Test) {
@@ -156,7 +157,8 @@ t.test('with metrics off (EDGE_API_METRICS_PORT=off) prom-client is never loaded
   const loaded = async (metrics: string): Promise<{ on: string, promClient: boolean }> => {
     const file = `${t.testdir({})}/loaded-${metrics}.txt`
     const { stdout } = await promisify(execFile)(process.execPath, ['--require', preload, '--input-type=module', '-e', script], {
-      env: { PATH: process.env.PATH, METRICS: metrics, LOADED_MODULES_FILE: file },
+      // NOT_MEASURED: tap would measure the child, and dist/'s functions would count a second time.
+      env: { PATH: process.env.PATH, METRICS: metrics, LOADED_MODULES_FILE: file, ...NOT_MEASURED },
       timeout: 60_000
     })
     return { on: stdout, promClient: readFileSync(file, 'utf8').split('\n').some((f) => f.includes('/node_modules/prom-client/')) }
