@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
-import { startMain } from '../fixtures/main-process.js'
+import { serveMain } from '../fixtures/main-process.js'
 
 // Issue 33: a node that rate-limits is the node's overload, not the client's fault. Its 429
 // (a gateway's ResourceExhausted, or a proxy's page) or its proxy's 503 page sends the read to
@@ -16,16 +16,8 @@ const NGINX_429 = '<html><head><title>429 Too Many Requests</title></head><body>
 const NGINX_503 = '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>'
 
 async function serve (t: Test, sims: ChainSimulator[]): Promise<{ origin: string, lines: Array<Record<string, unknown>> }> {
-  const main = startMain({
-    CHAIN_REST_URL: sims.map((sim) => sim.url).join(','),
-    EDGE_API_PORT: '0',
-    EDGE_API_HOST: '127.0.0.1',
-    EDGE_API_DRAIN_ANNOUNCE: '0',
-    EDGE_API_LOG_LEVEL: 'info',
-    EDGE_API_CACHE_SIZE: '64MiB'
-  })
-  t.teardown(() => main.child.kill('SIGKILL'))
-  return { origin: `http://127.0.0.1:${await main.port()}`, lines: main.lines }
+  const { main, origin } = await serveMain(t, sims, { EDGE_API_CACHE_SIZE: '64MiB' })
+  return { origin, lines: main.lines }
 }
 
 /** Each of the four latest-state reads `rounds` times, one after the other: the statuses seen, counted. */

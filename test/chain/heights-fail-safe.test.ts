@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
-import { startMain, type MainProcess } from '../fixtures/main-process.js'
+import { serveMain, type MainProcess } from '../fixtures/main-process.js'
 import { until } from '../fixtures/wait.js'
 
 // Issue 33, over a real socket against node dist/main.js: heights that fail safe. A node
@@ -18,17 +18,7 @@ const CACHE_AS_DEPLOYED = { EDGE_API_CACHE_SIZE: '64MiB' }
 const HEIGHTS_UNKNOWN = 'chain heights unknown; serving latest-state reads unpinned'
 
 async function serve (t: Test, sims: ChainSimulator[], env: Record<string, string> = {}): Promise<{ main: MainProcess, origin: string }> {
-  const main = startMain({
-    CHAIN_REST_URL: sims.map((sim) => sim.url).join(','),
-    EDGE_API_PORT: '0',
-    EDGE_API_HOST: '127.0.0.1',
-    EDGE_API_DRAIN_ANNOUNCE: '0',
-    EDGE_API_LOG_LEVEL: 'info',
-    ...CACHE_AS_DEPLOYED,
-    ...env
-  })
-  t.teardown(() => main.child.kill('SIGKILL'))
-  const origin = `http://127.0.0.1:${await main.port()}`
+  const { main, origin } = await serveMain(t, sims, { ...CACHE_AS_DEPLOYED, ...env })
   // The process' first requests compile its code: paid here, on routes without a chain read.
   for (let i = 0; i < 20; i++) await fetch(`${origin}/v1/status`)
   return { main, origin }

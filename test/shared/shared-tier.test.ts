@@ -59,3 +59,17 @@ t.test('with no answer cache (EDGE_API_CACHE_SIZE=0) heads are still shared, ans
   t.equal(answer.headers['x-cache'], undefined)
   t.same(await (await redis.admin()).keys('edge-api:1:answer:*'), [])
 })
+
+t.test('the store gone: edge_api_shared_store_up 0 and the read answered on the replica\'s own', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const a = await buildTestApp(t, { env: { EDGE_API_REDIS_URL: redis.url, EDGE_API_CACHE_SIZE: '64MiB' } })
+  await until(() => a.logs.some((l) => l.msg?.startsWith('shared store up') === true), 'the store up')
+  t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_store_up 1\b/)
+  await redis.stop()
+  await until(() => a.logs.some((l) => l.msg?.startsWith('shared store down') === true), 'the store down')
+  t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_store_up 0\b/, 'the gauge says so')
+  const answer = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(answer.statusCode, 200, 'and the read is answered all the same')
+})
