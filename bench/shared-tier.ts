@@ -12,7 +12,7 @@ async function main (): Promise<void> {
     for (const store of round % 2 === 0 ? sides : [...sides].reverse()) {
       const pool = await startPool({ replicas: 3, store, blockMs: 1000 })
       try {
-        const totals = await poll(pool, 12, seconds * 1000)
+        const totals = await poll(pool, { pollers: 12, durationMs: seconds * 1000 })
         console.log(`${store ? 'store   ' : 'no store'}  reads ${totals.reads}  backwards ${totals.backwards} (${(100 * totals.backwards / totals.reads).toFixed(2)}%)  failed ${totals.failed}  epoch_info/block ${totals.epochInfoPerBlock.toFixed(2)} over ${totals.blocks} blocks  p50 ${totals.p50.toFixed(1)} ms  p99 ${totals.p99.toFixed(1)} ms`)
       } finally {
         await pool.stop()

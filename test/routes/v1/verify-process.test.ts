@@ -28,10 +28,12 @@ async function boot (t: Test, env: Record<string, string> = {}): Promise<{ main:
   return { main, origin: `http://127.0.0.1:${await main.port()}` }
 }
 
-const post = async (origin: string, path: string, body: string): Promise<number> => {
+const post = async (origin: string, path: string, body: string): Promise<number> => (await answer(origin, path, body)).status
+
+const answer = async (origin: string, path: string, body: string): Promise<{ status: number, message: string }> => {
   const res = await request(`${origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-  await res.body.dump()
-  return res.statusCode
+  const text = await res.body.text()
+  return { status: res.statusCode, message: text }
 }
 
 /** VmRSS and VmHWM (the peak) of a process, in MB. */
@@ -45,11 +47,11 @@ t.test('SIGTERM with hostile requests in flight exits 0 within the announcement 
   // The landed code left the deep bodies' tasks unsettled: the drain waited out its budget and exited 1.
   const { main, origin } = await boot(t, { EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_SHUTDOWN_BUDGET: '60s' })
   const hostile = [
-    post(origin, '/v1/verify-block', deepBlockBody(4000, 1_100_000)),
-    post(origin, '/v1/verify-block', deepBlockBody(5000, 1_100_000)),
-    post(origin, '/v1/verify-block', deepArrayBody(600_000)),
-    post(origin, '/v1/verify-proof', JSON.stringify(amplifiedProofBody(CURRENT_EPOCH)))
-  ].map(async (p) => await p.catch((err: Error) => err.name))
+    answer(origin, '/v1/verify-block', deepBlockBody(4000, 1_100_000)),
+    answer(origin, '/v1/verify-block', deepBlockBody(5000, 1_100_000)),
+    answer(origin, '/v1/verify-block', deepArrayBody(600_000)),
+    answer(origin, '/v1/verify-proof', JSON.stringify(amplifiedProofBody(CURRENT_EPOCH)))
+  ].map(async (p) => await p.catch((err: Error) => ({ status: err.name, message: err.message })))
   await until(() => main.lines.filter((l) => l.msg === 'incoming request').length >= hostile.length, 'the requests to arrive')
   const signalled = performance.now()
   main.child.kill('SIGTERM')
@@ -57,7 +59,11 @@ t.test('SIGTERM with hostile requests in flight exits 0 within the announcement 
   t.equal(code, 0)
   const took = at - signalled
   t.ok(took < VERIFY_TASK_TIME_LIMIT_MS + 5000, `exited ${Math.round(took)} ms after SIGTERM (announce 0, task time limit ${VERIFY_TASK_TIME_LIMIT_MS} ms)`)
-  t.same(await Promise.all(hostile), [400, 400, 400, 400], 'each answered 400 before the exit')
+  // Each refused (400), or, on a machine starved of CPU, stopped at the task's time limit (the
+  // route's own 503 saying so): answered before the exit either way, none left unsettled.
+  const answers = await Promise.all(hostile)
+  t.ok(answers.every((a) => a.status === 400 || (a.status === 503 && /took longer than its time limit/.test(a.message))),
+    `each answered 400 (or 503 at its time limit) before the exit: ${JSON.stringify(answers.map((a) => a.status === 400 ? 400 : a))}`)
   t.notOk(main.lines.some((l) => l.level === 50), 'no error logged')
 })
 

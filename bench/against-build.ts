@@ -1,8 +1,10 @@
-// Tracing off (dist/main.js) against a build of the commit before tracing: CPU per request of
-// the server process, alternating (issue 20: "off identical to today within noise").
-//   git archive af2fa02 | tar -x -C /tmp/edge-baseline && ln -s $PWD/node_modules /tmp/edge-baseline/ \
-//     && (cd /tmp/edge-baseline && npx tsc -p tsconfig.build.json)
-//   npx tsx bench/tracing-off.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8)
+// This build (dist/main.js) against another commit's build: CPU per request of the server
+// process at saturation, the two sides alternating round by round, each side's default
+// configuration (the answer cache on). What a change to the request path costs: issue 20's
+// "tracing off identical to today", issue 34/35's hooks (the minimum height, the shared tier
+// off, the clock) against the round's base.
+//   git worktree add /tmp/edge-baseline <commit> && (cd /tmp/edge-baseline && npm ci && npm run build)
+//   npx tsx bench/against-build.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8)
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { Load } from './lib/load.js'
@@ -19,14 +21,14 @@ async function start (main: string) {
   return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, stop: async () => { child.kill('SIGKILL'); await once(child, 'exit') } }
 }
 const baselineMain = process.argv[2]
-if (baselineMain === undefined) throw new Error('usage: npx tsx bench/tracing-off.ts <baseline dist/main.js>')
-const sides = { baseline: await start(baselineMain), off: await start(new URL('../dist/main.js', import.meta.url).pathname) }
+if (baselineMain === undefined) throw new Error('usage: npx tsx bench/against-build.ts <baseline dist/main.js>')
+const sides = { baseline: await start(baselineMain), current: await start(new URL('../dist/main.js', import.meta.url).pathname) }
 const path = process.env.BPATH ?? '/v1/status'
-const out: Record<string, number[]> = { baseline: [], off: [] }
-const shed: Record<string, number> = { baseline: 0, off: 0 }
+const out: Record<string, number[]> = { baseline: [], current: [] }
+const shed: Record<string, number> = { baseline: 0, current: 0 }
 for (let round = 0; round < Number(process.env.ROUNDS ?? 8); round++) {
-  for (const name of (round % 2 === 0 ? ['baseline', 'off'] : ['off', 'baseline'])) {
-    const s = sides[name as 'off']
+  for (const name of (round % 2 === 0 ? ['baseline', 'current'] : ['current', 'baseline'])) {
+    const s = sides[name as 'current']
     await load.run({ url: `${s.url}${path}`, connections: 10, durationS: 1 })
     const before = await cpuMs(s.pid)
     const r = await load.run({ url: `${s.url}${path}`, connections: 10, durationS: 2 })
@@ -34,7 +36,7 @@ for (let round = 0; round < Number(process.env.ROUNDS ?? 8); round++) {
     shed[name]! += r.non2xx
   }
 }
-const ratios = out.off!.map((v, i) => v / out.baseline![i]!)
-console.log(`${path}: CPU µs/request baseline ${median(out.baseline!).toFixed(1)} / off ${median(out.off!).toFixed(1)}; median pair ratio off/baseline ${median(ratios).toFixed(3)} (pairs ${ratios.map((x) => x.toFixed(2)).join(' ')}); non-2xx ${JSON.stringify(shed)}`)
+const ratios = out.current!.map((v, i) => v / out.baseline![i]!)
+console.log(`${path}: CPU µs/request baseline ${median(out.baseline!).toFixed(1)} / this build ${median(out.current!).toFixed(1)}; median pair ratio this build/baseline ${median(ratios).toFixed(3)} (pairs ${ratios.map((x) => x.toFixed(2)).join(' ')}); non-2xx ${JSON.stringify(shed)}`)
 for (const s of Object.values(sides)) await s.stop()
 await load.stop(); await sim.stop()
