@@ -35,7 +35,7 @@ const VERSION = JSON.parse(readFileSync(join(AMARO, 'package.json'), 'utf8')).ve
 const CACHE = join(AMARO, '../.cache/strip-types')
 let amaro
 
-function erase (source) {
+export function erase (source) {
   const file = join(CACHE, `${createHash('sha1').update(`amaro ${VERSION}\0`).update(source).digest('hex')}.js`)
   try {
     return readFileSync(file, 'utf8')
@@ -56,7 +56,7 @@ function erase (source) {
 // package itself, so there is one typebox in a test process, as in the service.
 let typeboxUrl
 
-function typeboxInOneFile () {
+export function typeboxInOneFile () {
   if (typeboxUrl !== undefined) return typeboxUrl
   const typebox = join(AMARO, '../typebox')
   const version = JSON.parse(readFileSync(join(typebox, 'package.json'), 'utf8')).version

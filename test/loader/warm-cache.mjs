@@ -1,0 +1,20 @@
+// `npm test` runs this once before tap: it fills the strip-types cache (the erased text of every
+// .ts file of src/ and test/, and typebox in one file) in one process. On a fresh clone (CI)
+// the cache is empty, and otherwise the first test processes, eight at once, would each start
+// amaro and erase the same files (measured: a cold run 421 s against 287–339 s warm, 8 jobs).
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { erase, typeboxInOneFile } from './strip-types-hooks.mjs'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+let files = 0
+for (const dir of ['src', 'test', 'bench', 'scripts']) {
+  for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue
+    erase(readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+    files++
+  }
+}
+typeboxInOneFile()
+console.log(`strip-types cache: ${files} files`)
