@@ -58,7 +58,9 @@ t.test('SIGTERM with hostile requests in flight exits 0 within the announcement 
   const { code, at } = await main.exited
   t.equal(code, 0)
   const took = at - signalled
-  t.ok(took < VERIFY_TASK_TIME_LIMIT_MS + 5000, `exited ${Math.round(took)} ms after SIGTERM (announce 0, task time limit ${VERIFY_TASK_TIME_LIMIT_MS} ms)`)
+  // The landed code waited out the 60 s budget; 15 s of slack is for a machine starved of CPU
+  // (at 8 test files at once it took 10.3 s).
+  t.ok(took < VERIFY_TASK_TIME_LIMIT_MS + 15_000, `exited ${Math.round(took)} ms after SIGTERM (announce 0, task time limit ${VERIFY_TASK_TIME_LIMIT_MS} ms)`)
   // Each refused (400), or, on a machine starved of CPU, stopped at the task's time limit (the
   // route's own 503 saying so): answered before the exit either way, none left unsettled.
   const answers = await Promise.all(hostile)
