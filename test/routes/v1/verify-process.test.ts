@@ -5,7 +5,7 @@ import { VERIFY_BLOCK_BODY_LIMIT, VERIFY_TASK_TIME_LIMIT_MS } from '../../../src
 import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../../fixtures/chain-simulator/data/commits.js'
 import { CURRENT_EPOCH } from '../../fixtures/chain-simulator/data/epochs.js'
 import { startChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
-import { startMain, type MainProcess } from '../../fixtures/main-process.js'
+import { serveMain, type MainProcess } from '../../fixtures/main-process.js'
 import { amplifiedProofBody, deepArrayBody, deepBlockBody } from '../../fixtures/verify/hostile.js'
 import { until } from '../../fixtures/wait.js'
 
@@ -16,16 +16,7 @@ t.setTimeout(300_000)
 async function boot (t: Test, env: Record<string, string> = {}): Promise<{ main: MainProcess, origin: string }> {
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
-  const main = startMain({
-    CHAIN_REST_URL: sim.url,
-    EDGE_API_PORT: '0',
-    EDGE_API_HOST: '127.0.0.1',
-    EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true',
-    EDGE_API_LOG_LEVEL: 'debug',
-    ...env
-  })
-  t.teardown(() => main.child.kill('SIGKILL'))
-  return { main, origin: `http://127.0.0.1:${await main.port()}` }
+  return await serveMain(t, [sim], { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true', EDGE_API_LOG_LEVEL: 'debug', ...env })
 }
 
 const post = async (origin: string, path: string, body: string): Promise<number> => (await answer(origin, path, body)).status
