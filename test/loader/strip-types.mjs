@@ -7,10 +7,4 @@
 // erasing cannot express. Loaded with `node --import`, in every test process tap starts.
 import { register } from 'node:module'
 
-// A test file's first import is tap, whose own ES modules are about 190 files: loaded here, before the hooks
-// are registered, they do not cross to the hooks' thread and back (8–12% of a test process'
-// CPU, measured with process.cpuUsage() at exit over four test files, alternating). The test's
-// own `import 'tap'` then finds them loaded. Only in a tap test process: a child a test starts
-// with this loader (scripts/compat.ts, the clock's child) must not become a TAP producer.
-if (process.argv[1]?.endsWith('.test.ts') === true) await import('tap')
 register('./strip-types-hooks.mjs', import.meta.url)
