@@ -1,7 +1,7 @@
 import t from 'tap'
 import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../src/chain/bls-points.js'
-import { G1_OUTSIDE_SUBGROUP, G2_NOT_ON_CURVE } from '../fixtures/chain-simulator/data/bls.js'
+import { FINAL_MESSAGE, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, G2_NOT_ON_CURVE, GROUP_PUBLIC_KEY, GROUP_SECRET, VALIDATION_MESSAGE, VALIDATION_SIGNATURE } from '../fixtures/chain-simulator/data/bls.js'
 
 const { G1, G2 } = bls12381
 const { Fp, Fp2 } = bls12381.fields
@@ -10,6 +10,17 @@ const ZERO_PAD = new Uint8Array(16)
 /** A base-field element as the 64-byte big-endian limb the contracts read. */
 const limb = (n: bigint): Uint8Array => Uint8Array.from([...ZERO_PAD, ...Fp.toBytes(n)])
 const slice = (bytes: Uint8Array, index: number, size: number): Uint8Array => bytes.subarray(index * size, (index + 1) * size)
+
+t.test('the simulator\'s points are noble\'s, made from its fixed secret: the group key, and signatures that verify under it', async (t) => {
+  const bls = bls12381.shortSignatures
+  t.same(bls.getPublicKey(GROUP_SECRET).toBytes(true), GROUP_PUBLIC_KEY, 'the group public key')
+  for (const [message, signature] of [[VALIDATION_MESSAGE, VALIDATION_SIGNATURE], [FINAL_MESSAGE, FINAL_SIGNATURE]] as const) {
+    const hashed = bls.hash(new TextEncoder().encode(message))
+    t.same(bls.Signature.toBytes(bls.sign(hashed, GROUP_SECRET)), signature, `the signature of "${message}"`)
+    t.ok(bls.verify(bls.Signature.fromBytes(signature), hashed, bls.getPublicKey(GROUP_SECRET)), 'and it verifies')
+  }
+  t.same(G2_NOT_ON_CURVE.subarray(0, 95), GROUP_PUBLIC_KEY.subarray(0, 95), 'the off-curve G2 encoding is the group key with its last byte changed')
+})
 
 t.test('G1: 48 compressed bytes become X ‖ Y, each 48-byte coordinate right-aligned in 64', async (t) => {
   for (const k of [1n, 7n, 0x1234_5678_9abc_def0n]) {
