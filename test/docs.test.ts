@@ -51,3 +51,29 @@ t.test('nothing cites the product specification or the research notes, documents
   t.same(citing, [])
   t.ok(files.length > 100, `${files.length} files read`)
 })
+
+// The programs the tests start: each is named in the README's package table (or its note on
+// kubectl) and checked, installed when missing, by .ci/run. One added to a test without the
+// other two fails here. sh and mkfifo are the base system's; kubectl is optional (its test skips).
+const BASE_SYSTEM = new Set(['sh', 'mkfifo'])
+const OPTIONAL = new Set(['kubectl'])
+
+function testSources (dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'))
+}
+
+t.test('every program the tests start is in the README\'s package table and installed by .ci/run', async (t) => {
+  const started = new Set<string>()
+  for (const text of testSources('test')) {
+    for (const m of text.matchAll(/\b(?:spawn|spawnSync|execFile|execFileSync)\('([\w-]+)'/g)) started.add(m[1] as string)
+  }
+  t.ok(started.has('haproxy') && started.has('openssl'), `found the programs: ${[...started].sort().join(', ')}`)
+  const readme = read('README.md')
+  const ci = read('.ci/run')
+  for (const program of [...started].filter((p) => !BASE_SYSTEM.has(p)).sort()) {
+    t.ok(readme.includes(`\`${program}\``), `${program}: named in the README`)
+    if (!OPTIONAL.has(program)) t.ok(ci.includes(`command -v ${program}`), `${program}: checked by .ci/run`)
+  }
+})
