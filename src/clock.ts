@@ -16,10 +16,13 @@ export interface AfterOptions {
   /**
    * Whether the pending timer keeps the process alive. Off by default: a probe's backoff or a
    * hedge's delay must never hold a process that has nothing else to do. The drain's windows
-   * (the announcement, the shutdown budget) are the process's last work, and keep it. @default false
+   * (the announcement, the shutdown budget) are the process's last work, and keep it (KEEPS_ALIVE). @default false
    */
   readonly keepsAlive?: boolean
 }
+
+/** For a timer that is the process's work (the drain's windows, a read waiting for a height): it keeps the process alive. */
+export const KEEPS_ALIVE: AfterOptions = Object.freeze({ keepsAlive: true })
 
 export const REAL_CLOCK: Clock = {
   now: () => performance.now(),

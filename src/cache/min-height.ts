@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
 import type { ChainClient } from '../chain/client.js'
-import { pause } from '../clock.js'
+import { KEEPS_ALIVE, pause } from '../clock.js'
 import type { ChainReader, ChainTrace } from '../chain/types.js'
 import { badRequest, MinHeightUnavailableError } from '../errors.js'
 import { routeClass } from './route-classes.js'
@@ -63,8 +63,6 @@ export function documentMinHeight ({ schema, url, route }: { schema: FastifySche
   }
   return { schema: { ...schema, headers: { type: 'object', properties: { [MIN_HEIGHT_HEADER]: header } } }, url }
 }
-
-const KEEPS_ALIVE = { keepsAlive: true } as const
 
 interface Waiter {
   readonly minimum: number

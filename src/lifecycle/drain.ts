@@ -1,4 +1,4 @@
-import { REAL_CLOCK, type Clock } from '../clock.js'
+import { KEEPS_ALIVE, REAL_CLOCK, type Clock } from '../clock.js'
 import { formatDuration } from '../duration.js'
 
 /**
@@ -45,9 +45,6 @@ export interface DrainOutcome {
   /** From the first signal to the outcome. */
   readonly shutdownMs: number
 }
-
-/** The drain's windows are the process's last work: their timers keep it alive until the outcome. */
-const KEEPS_ALIVE = { keepsAlive: true } as const
 
 /**
  * Owns the shutdown: one state, one absolute deadline, one outcome.
