@@ -18,11 +18,12 @@ const SETS = '/cosmos/base/tendermint/v1beta1/validatorsets/'
 const INVALID_COMMIT = 'invalid commit signatures'
 /**
  * /healthz from a loopback client while a hostile request is handled. The issue's goal is
- * 100 ms; the machine running the tests is shared and loaded (load 4-10), so the bound is
- * wider, still far below what the landed code took (seconds: the 19 KB proof held the event
- * loop 5.7 s on an idle machine).
+ * 100 ms; the machine running the tests is shared and loaded (6 test files on 2 cores), where
+ * a /healthz also waits for a CPU: one took 312 ms with nothing holding the loop (2026-12-03,
+ * a fresh clone's suite). So the bound is 1 s, still far below what the landed code took (the
+ * 19 KB proof held the event loop 5.7 s on an idle machine).
  */
-const HEALTHZ_BOUND_MS = 250
+const HEALTHZ_BOUND_MS = 1_000
 
 const { app, sim, logs } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } })
 await app.listen({ port: 0, host: '127.0.0.1' })
