@@ -158,7 +158,7 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     t.same(missing, [], `${source} reads only metrics that exist`)
   }
 
-  // The alert rules, on real series: every expression runs; two of them say what is true here.
+  // The alert rules, on real series: every expression runs; three of them say what is true here.
   for (const rule of rules) {
     const answer = await prometheus.query(rule.expr, duringDrain)
     t.ok(answer.ok, `alert ${rule.alert}: its expression runs${answer.ok ? '' : `: ${answer.error}`}`)
@@ -167,6 +167,7 @@ t.test('every dashboard and README query returns series from a real Prometheus s
   t.match(await prometheus.query(expr('EdgeApiChainNodeDown'), duringDrain), { ok: true, samples: [{ metric: { node: '2' } }] },
     'EdgeApiChainNodeDown\'s condition holds for node 2 (refused) only')
   t.match(await prometheus.query(expr('EdgeApiNoReplicaReady'), beforeDrain), { ok: true, samples: [] }, 'EdgeApiNoReplicaReady\'s condition is false while the replica serves')
+  t.match(await prometheus.query(expr('EdgeApiChainHeightsUnknown'), beforeDrain), { ok: true, samples: [] }, 'EdgeApiChainHeightsUnknown\'s condition is false while a node tells its head')
   // (A comparison keeps its left side: the condition's one sample is the count of ready replicas, 0.)
   t.same(await prometheus.query(expr('EdgeApiNoReplicaReady'), duringDrain), { ok: true, samples: [{ metric: {}, value: 0 }] }, 'and true once the only replica drains')
   const loaded = await (await fetch(`${prometheus.origin}/api/v1/rules`)).json() as { data: { groups: Array<{ rules: Array<{ name: string, health: string }> }> } }
