@@ -1,5 +1,5 @@
 import type { CachedAnswer, PoolAnswers } from '../cache/answer-cache.js'
-import { pause, REAL_CLOCK, type Clock } from '../clock.js'
+import { KEEPS_ALIVE, pause, REAL_CLOCK, type Clock } from '../clock.js'
 import type { SharedStore } from './store.js'
 
 // Answers shared across the pool (docs/shared-tier.md, "Answers"). An answer's key is its
@@ -69,7 +69,7 @@ export class SharedAnswers implements PoolAnswers {
     const deadline = this.#clock.now() + this.#waitMs
     while (this.#clock.now() < deadline) {
       // A read is waiting on it: kept alive, as the read's own socket is.
-      await pause(this.#clock, WAIT_POLL_MS, { keepsAlive: true })
+      await pause(this.#clock, WAIT_POLL_MS, KEEPS_ALIVE)
       const answer = decode(await this.#store.get(ANSWER_PREFIX + key))
       if (answer !== undefined) return this.#result('waited', answer)
     }

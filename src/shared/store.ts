@@ -1,5 +1,5 @@
 import type { RedisClientType } from '@redis/client'
-import { REAL_CLOCK, type Clock } from '../clock.js'
+import { KEEPS_ALIVE, REAL_CLOCK, type Clock } from '../clock.js'
 
 // The shared tier's one connection to its Redis or Valkey (docs/shared-tier.md). The store is
 // never on a request's critical path: every command has a deadline of a few milliseconds, and
@@ -185,12 +185,12 @@ export class SharedStore {
       const due = (): void => {
         if (!extended && this.#clock.now() - startedAt > 2 * this.#timeoutMs) {
           extended = true
-          cancelTimer = this.#clock.after(this.#timeoutMs, due, { keepsAlive: true })
+          cancelTimer = this.#clock.after(this.#timeoutMs, due, KEEPS_ALIVE)
           return
         }
         immediate = setImmediate(resolve, TIMED_OUT)
       }
-      cancelTimer = this.#clock.after(this.#timeoutMs, due, { keepsAlive: true })
+      cancelTimer = this.#clock.after(this.#timeoutMs, due, KEEPS_ALIVE)
     })
     const sent = send()
     try {
