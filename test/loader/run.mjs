@@ -10,4 +10,4 @@ const tap = spawn('npx', ['tap', ...process.argv.slice(2)], {
   stdio: 'inherit',
   env: { ...process.env, NODE_OPTIONS: `${tapFirst} ${process.env.NODE_OPTIONS ?? ''}`.trim() }
 })
-tap.on('exit', (code, signal) => { process.exitCode = code ?? (signal === null ? 1 : 128) })
+tap.on('exit', (code) => { process.exitCode = code ?? 1 })

@@ -1,9 +1,7 @@
 // `npm test` runs this once before tap: it fills the strip-types cache (the erased text of every
 // .ts file of src/ and test/, and typebox in one file) in one process. On a fresh clone (CI)
-// the cache is empty, and otherwise the first test processes, eight at once, would each start
+// the cache is empty, and otherwise the first test processes, six at once, would each start
 // amaro and erase the same files (~1.5 s of CPU here, once, against about that in each of them).
-// It does not explain a fresh clone's slower runs: with it, one took 386 s (tap) against
-// 287–339 s in a warm checkout; this host's runs of one suite vary that much.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
