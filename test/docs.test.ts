@@ -52,8 +52,8 @@ t.test('nothing cites the product specification or the research notes, documents
   t.ok(files.length > 100, `${files.length} files read`)
 })
 
-// The programs the tests start: each is named in the README's package table (or its note on
-// kubectl) and checked, installed when missing, by .ci/run. One added to a test without the
+// The programs the tests start: each is named in the README's package table and checked,
+// installed when missing, by .ci/run. One added to a test without the
 // other two fails here. sh and mkfifo are the base system's; kubectl is optional (its test skips).
 const BASE_SYSTEM = new Set(['sh', 'mkfifo'])
 const OPTIONAL = new Set(['kubectl'])
