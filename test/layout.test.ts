@@ -45,8 +45,6 @@ const OVER_NOW = new Set([
   'src/main.ts main',
   'src/chain/client.ts Constructor', // TODO(house)
   'src/chain/hedged-read.ts run',
-  'src/cometbft/block-from-proto.ts',
-  'src/tracing/otlp-serializer.ts',
   'src/tracing/settings.ts readTracingSettings',
   'src/routes/v1/epoch-participants.ts (arrow function)',
   'src/routes/v1/models.ts (arrow function)'
