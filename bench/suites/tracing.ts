@@ -150,7 +150,7 @@ export async function tracing (ctx: Context): Promise<SuiteResult> {
     raw.bootMs = boots
     rows.push({
       item: '12',
-      what: `dist/main.js start → first /healthz 200, tracing on / off (medians of ${BOOTS}, alternating): on imports the SDK's OTLP/HTTP export delegate; off imports nothing of OpenTelemetry`,
+      what: `dist/main.js start → first /healthz 200, tracing on / off (medians of ${BOOTS}, alternating): on loads tracing's own exporter; off loads nothing of tracing`,
       value: `${ms(median(boots.on))} / ${ms(median(boots.off))} (+${ms(median(boots.on) - median(boots.off))})`,
       goal: '—',
       met: null

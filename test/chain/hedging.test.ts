@@ -27,7 +27,7 @@ t.test('a node\'s delay: the ceiling until its latency is known, then its p95 wi
   t.equal(p.delayMs(0), 70, 'only the last answers count: a node that recovered is hedged early again')
 })
 
-t.test('the quantile a read waits for can be another than the p95 (bench/hedging-model.ts compares them)', async (t) => {
+t.test('the quantile a read waits for can be another than the p95 (a hedge waits for the other nodes\' tails)', async (t) => {
   const at = (quantile?: number): number => {
     const h = hedging(new ManualClock(), { minDelayMs: 1, ...(quantile === undefined ? {} : { quantile }) })
     for (let i = 1; i <= SAMPLES; i++) h.answered(0, i)
