@@ -87,24 +87,7 @@ export class HedgedReads {
     hedging.read()
     const { signal } = read.deadline
     const running = new Set<Attempt>()
-    const start = (node: ChainNode, hedge: boolean): Attempt => {
-      const controller = new AbortController()
-      // The read's deadline and abortAll reach every attempt; a lost race only its own.
-      const forward = (): void => { controller.abort(signal.reason) }
-      signal.addEventListener('abort', forward, { once: true })
-      const sent = hedging.clock.now()
-      const attempt: Attempt = {
-        node,
-        sent,
-        controller,
-        ended: read.ask(node, { signal: controller.signal, hedge }).then((outcome) => {
-          if (outcome.ok) hedging.answered(node.index, hedging.clock.now() - sent)
-          return { attempt, outcome }
-        }).finally(() => { signal.removeEventListener('abort', forward) })
-      }
-      running.add(attempt)
-      return attempt
-    }
+    const start = (node: ChainNode, hedge: boolean): Attempt => this.#start(read, running, node, hedge)
     start(read.first, false)
     // Set at once: a promise's executor runs before its constructor returns.
     let cancel!: () => void
@@ -129,20 +112,48 @@ export class HedgedReads {
           start(another, false)
           continue
         }
-        if (hedge !== undefined) {
-          const won = attempt === hedge && outcome.ok
-          this.#observer.hedged?.(won ? 'won' : outcome.ok ? 'lost' : 'failed')
-          // The attempt a hedge overtook waited its delay and the hedge's whole answer: a node
-          // that keeps losing so is hanging, and is skipped as one that does not answer.
-          if (won) for (const other of running) this.#nodes.overtaken(other.node)
-        }
-        if (outcome.ok) for (const other of running) hedging.overtaken(other.node.index, hedging.clock.now() - other.sent)
+        this.#recordRace(attempt, outcome, hedge, running)
         return outcome
       }
     } finally {
       cancel()
       for (const attempt of running) attempt.controller.abort(ABANDONED)
     }
+  }
+
+  /** Sends one attempt of `read` to `node`, added to `running`; it ends with the read's deadline too. */
+  #start (read: NodeRead, running: Set<Attempt>, node: ChainNode, hedge: boolean): Attempt {
+    const hedging = this.#hedging
+    const { signal } = read.deadline
+    const controller = new AbortController()
+    // The read's deadline and abortAll reach every attempt; a lost race only its own.
+    const forward = (): void => { controller.abort(signal.reason) }
+    signal.addEventListener('abort', forward, { once: true })
+    const sent = hedging.clock.now()
+    const attempt: Attempt = {
+      node,
+      sent,
+      controller,
+      ended: read.ask(node, { signal: controller.signal, hedge }).then((outcome) => {
+        if (outcome.ok) hedging.answered(node.index, hedging.clock.now() - sent)
+        return { attempt, outcome }
+      }).finally(() => { signal.removeEventListener('abort', forward) })
+    }
+    running.add(attempt)
+    return attempt
+  }
+
+  /** Counts how the read's race ended: the hedge's result, and the attempts it overtook. */
+  #recordRace (attempt: Attempt, outcome: Outcome, hedge: Attempt | undefined, running: ReadonlySet<Attempt>): void {
+    if (hedge !== undefined) {
+      const won = attempt === hedge && outcome.ok
+      this.#observer.hedged?.(won ? 'won' : outcome.ok ? 'lost' : 'failed')
+      // The attempt a hedge overtook waited its delay and the hedge's whole answer: a node
+      // that keeps losing so is hanging, and is skipped as one that does not answer.
+      if (won) for (const other of running) this.#nodes.overtaken(other.node)
+    }
+    const now = this.#hedging.clock.now()
+    if (outcome.ok) for (const other of running) this.#hedging.overtaken(other.node.index, now - other.sent)
   }
 
   /** Sends the hedge of a read if the budget and the replica's load allow, to the best node not tried yet. */
