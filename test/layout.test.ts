@@ -44,7 +44,6 @@ const OVER_NOW = new Set([
   'src/service.ts buildService',
   'src/main.ts main',
   'src/chain/client.ts Constructor', // TODO(house)
-  'src/tracing/settings.ts readTracingSettings',
   'src/routes/v1/epoch-participants.ts (arrow function)',
   'src/routes/v1/models.ts (arrow function)'
 ])

@@ -79,65 +79,97 @@ const GO_FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False']
  * variables name (transport-settings.ts), nothing else.
  */
 export function readTracingSettings (env: Env, warnings: string[]): TracingSettings | undefined {
-  const read = (key: TracingVariable): string | undefined => {
-    const value = env[key]?.trim()
-    return value === '' ? undefined : value
-  }
-  const invalid = (key: TracingVariable, allowed: string): ConfigError =>
-    new ConfigError(key, `${key}=${JSON.stringify(env[key])} is invalid: ${allowed}`)
-  // Headers carry credentials: their refusal names the variable and the key, never the value.
-  const invalidSecret = (key: TracingVariable) => (allowed: string): ConfigError => new ConfigError(key, `${key} is invalid: ${allowed}`)
-
-  const enabled = read('EDGE_API_OTEL_ENABLED') ?? 'false'
-  if (!GO_TRUE.includes(enabled) && !GO_FALSE.includes(enabled)) throw invalid('EDGE_API_OTEL_ENABLED', 'must be true or false (or Go\'s 1, t, TRUE, 0, f, FALSE)')
-  const disabled = read('OTEL_SDK_DISABLED')?.toLowerCase() ?? 'false'
-  if (disabled !== 'true' && disabled !== 'false') throw invalid('OTEL_SDK_DISABLED', 'must be true or false')
-  if (!GO_TRUE.includes(enabled)) return undefined
-  if (disabled === 'true') {
-    warnings.push('tracing is off: OTEL_SDK_DISABLED=true overrides EDGE_API_OTEL_ENABLED')
-    return undefined
-  }
-
+  const vars = variablesOf(env)
+  if (!isTracingOn(vars, warnings)) return undefined
+  const { read, invalid } = vars
   const protocolOf = (key: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' | 'OTEL_EXPORTER_OTLP_PROTOCOL'): OtlpProtocol | undefined => {
     const text = read(key)
     if (text === undefined || text === 'grpc' || text === 'http/protobuf') return text
     throw invalid(key, 'must be grpc or http/protobuf (http/json is not supported)')
   }
   const chosenProtocol = protocolOf('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? protocolOf('OTEL_EXPORTER_OTLP_PROTOCOL')
-  const insecureOf = (key: TracingVariable): boolean | undefined => {
-    const text = read(key)?.toLowerCase()
-    if (text === undefined || text === 'true' || text === 'false') return text === undefined ? undefined : text === 'true'
-    throw invalid(key, 'must be true or false')
-  }
-  const insecure = insecureOf('OTEL_EXPORTER_OTLP_TRACES_INSECURE') ?? insecureOf('OTEL_EXPORTER_OTLP_INSECURE') ?? false
+  const insecure = vars.flag('OTEL_EXPORTER_OTLP_TRACES_INSECURE') ?? vars.flag('OTEL_EXPORTER_OTLP_INSECURE') ?? false
   const { endpoint, protocol } = resolveEndpoint(read, invalid, chosenProtocol, insecure)
   const { compression, tls, tlsVariables } = readTransportSettings(read, invalid)
   if (tlsVariables.length > 0 && !endpoint.startsWith('https:')) {
     warnings.push(`${tlsVariables.join(', ')} not used: the OTLP endpoint ${endpoint} is plaintext (https:// is TLS)`)
   }
+  const timeout = (key: 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT' | 'OTEL_EXPORTER_OTLP_TIMEOUT'): number | undefined =>
+    read(key) === undefined ? undefined : vars.integer(key, 0, 1)
+  return {
+    endpoint,
+    protocol,
+    headers: readHeaders(vars),
+    exportTimeoutMs: timeout('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') ?? timeout('OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000,
+    compression,
+    tls,
+    resource: readResource(vars),
+    ...readSampler(vars),
+    batch: readBatch(vars)
+  }
+}
 
+/** The tracing variables of an environment: each read trimmed ('' as unset), and its refusals. */
+interface Variables {
+  read: (key: TracingVariable) => string | undefined
+  invalid: (key: TracingVariable, allowed: string) => ConfigError
+  /** true or false in any case; undefined when unset. */
+  flag: (key: TracingVariable) => boolean | undefined
+  integer: (key: TracingVariable, fallback: number, min: number) => number
+}
+
+function variablesOf (env: Env): Variables {
+  const read = (key: TracingVariable): string | undefined => {
+    const value = env[key]?.trim()
+    return value === '' ? undefined : value
+  }
+  const invalid = (key: TracingVariable, allowed: string): ConfigError =>
+    new ConfigError(key, `${key}=${JSON.stringify(env[key])} is invalid: ${allowed}`)
+  const flag = (key: TracingVariable): boolean | undefined => {
+    const text = read(key)?.toLowerCase()
+    if (text === undefined || text === 'true' || text === 'false') return text === undefined ? undefined : text === 'true'
+    throw invalid(key, 'must be true or false')
+  }
   const integer = (key: TracingVariable, fallback: number, min: number): number => {
     const text = read(key)
     if (text === undefined) return fallback
     if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) throw invalid(key, `must be an integer of at least ${min}`)
     return Number(text)
   }
-  const timeout = (key: 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT' | 'OTEL_EXPORTER_OTLP_TIMEOUT'): number | undefined =>
-    read(key) === undefined ? undefined : integer(key, 0, 1)
+  return { read, invalid, flag, integer }
+}
 
-  const headers = {
+/** EDGE_API_OTEL_ENABLED (Go's booleans) and not OTEL_SDK_DISABLED, which wins with a warning. */
+function isTracingOn ({ read, invalid, flag }: Variables, warnings: string[]): boolean {
+  const enabled = read('EDGE_API_OTEL_ENABLED') ?? 'false'
+  if (!GO_TRUE.includes(enabled) && !GO_FALSE.includes(enabled)) throw invalid('EDGE_API_OTEL_ENABLED', 'must be true or false (or Go\'s 1, t, TRUE, 0, f, FALSE)')
+  const disabled = flag('OTEL_SDK_DISABLED') ?? false
+  if (!GO_TRUE.includes(enabled)) return false
+  if (disabled) warnings.push('tracing is off: OTEL_SDK_DISABLED=true overrides EDGE_API_OTEL_ENABLED')
+  return !disabled
+}
+
+function readHeaders ({ read }: Variables): Record<string, string> {
+  // Headers carry credentials: their refusal names the variable and the key, never the value.
+  const invalidSecret = (key: TracingVariable) => (allowed: string): ConfigError => new ConfigError(key, `${key} is invalid: ${allowed}`)
+  return {
     ...keyValues(read('OTEL_EXPORTER_OTLP_HEADERS'), true, invalidSecret('OTEL_EXPORTER_OTLP_HEADERS')),
     ...keyValues(read('OTEL_EXPORTER_OTLP_TRACES_HEADERS'), true, invalidSecret('OTEL_EXPORTER_OTLP_TRACES_HEADERS')),
     // Go's own: not percent-decoded, as otelutil.ParseHeaders did not.
     ...keyValues(read('OTEL_HEADERS'), false, invalidSecret('OTEL_HEADERS'))
   }
+}
 
+function readResource ({ read, invalid }: Variables): Record<string, string> {
   // Spec precedence: OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then ours.
   const attributes = keyValues(read('OTEL_RESOURCE_ATTRIBUTES'), true, (problem) => invalid('OTEL_RESOURCE_ATTRIBUTES', problem))
   const resource = { 'service.name': 'edge-api', ...attributes }
   const serviceName = read('OTEL_SERVICE_NAME')
   if (serviceName !== undefined) resource['service.name'] = serviceName
+  return resource
+}
 
+function readSampler ({ read, invalid }: Variables): Pick<TracingSettings, 'sampler' | 'samplerRatio'> {
   const sampler = (read('OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on') as SamplerName
   if (!SAMPLERS.includes(sampler)) throw invalid('OTEL_TRACES_SAMPLER', `must be one of ${SAMPLERS.join(', ')}`)
   let samplerRatio = 1
@@ -147,26 +179,18 @@ export function readTracingSettings (env: Env, warnings: string[]): TracingSetti
     samplerRatio = Number(ratioText)
     if (!/^(?:\d+(?:\.\d*)?|\.\d+)$/.test(ratioText) || samplerRatio > 1) throw invalid('OTEL_TRACES_SAMPLER_ARG', 'must be a number from 0 to 1')
   }
+  return { sampler, samplerRatio }
+}
 
+function readBatch ({ integer, invalid }: Variables): TracingSettings['batch'] {
   const maxQueueSize = integer('OTEL_BSP_MAX_QUEUE_SIZE', 2048, 1)
   const maxExportBatchSize = integer('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1)
   if (maxExportBatchSize > maxQueueSize) throw invalid('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${maxQueueSize})`)
   return {
-    endpoint,
-    protocol,
-    headers,
-    exportTimeoutMs: timeout('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') ?? timeout('OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000,
-    compression,
-    tls,
-    resource,
-    sampler,
-    samplerRatio,
-    batch: {
-      scheduleDelayMs: integer('OTEL_BSP_SCHEDULE_DELAY', 5000, 1),
-      maxQueueSize,
-      maxExportBatchSize,
-      exportTimeoutMs: integer('OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1)
-    }
+    scheduleDelayMs: integer('OTEL_BSP_SCHEDULE_DELAY', 5000, 1),
+    maxQueueSize,
+    maxExportBatchSize,
+    exportTimeoutMs: integer('OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1)
   }
 }
 
