@@ -130,23 +130,9 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
     const participants = decodeActiveParticipants(stored)
     const height = BigInt(participants.created_at_block_height)
 
-    let bytes = stored
-    let proofOps: Static<typeof CometProofOps> | undefined
-    let block: CometBlockJson | undefined
-    let validators: Array<Static<typeof Validator>> = []
     // A store entry written at height 0 (genesis) has no provable version and no block
     // after it to prove against, and CometBFT has no validator set at height 0.
-    if (height > 0n) {
-      const proven = await chain.get(ABCI_QUERY, { path: STORE_PATH, data, height: String(height), prove: 'true' }) as GatewayAbciAnswer
-      bytes = storeValue(proven)
-      proofOps = proven.proof_ops === null || proven.proof_ops === undefined ? undefined : cometProofOpsFromGateway(proven.proof_ops)
-      block = await blockAfter(chain, height, log)
-      // The Go service also verified the proof (ICS23) against block.header.app_hash here,
-      // but only logged the outcome and never changed the answer; clients verify it
-      // themselves, so it is not repeated here.
-      const set = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`) as GatewayValidatorSet
-      validators = (set.validators ?? []).map(toValidator)
-    }
+    const { bytes, proofOps, block, validators } = height > 0n ? await provenAt(chain, data, height, log) : { bytes: stored, validators: [] }
     return {
       active_participants: participantsJson(participants),
       addresses: participants.participants.map((p) => validatorKeyAddress(p.validator_key)),
@@ -157,6 +143,26 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
       excluded_participants: await excluded(chain, epoch, log)
     }
   })
+}
+
+/** The store entry at `height`, with its proof, the block after it and the validator set that signed that block. */
+async function provenAt (chain: ChainReader, data: string, height: bigint, log: FastifyBaseLogger): Promise<Proven> {
+  const proven = await chain.get(ABCI_QUERY, { path: STORE_PATH, data, height: String(height), prove: 'true' }) as GatewayAbciAnswer
+  const bytes = storeValue(proven)
+  const proofOps = proven.proof_ops === null || proven.proof_ops === undefined ? undefined : cometProofOpsFromGateway(proven.proof_ops)
+  const block = await blockAfter(chain, height, log)
+  // The Go service also verified the proof (ICS23) against block.header.app_hash here,
+  // but only logged the outcome and never changed the answer; clients verify it
+  // themselves, so it is not repeated here.
+  const set = await chain.get(chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`) as GatewayValidatorSet
+  return { bytes, proofOps, block, validators: (set.validators ?? []).map(toValidator) }
+}
+
+interface Proven {
+  readonly bytes: Uint8Array
+  readonly proofOps?: Static<typeof CometProofOps> | undefined
+  readonly block?: CometBlockJson | undefined
+  readonly validators: Array<Static<typeof Validator>>
 }
 
 /** Go's omitempty shape (a nil seed left out), with the lists that clients index always present. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
 import { exactInteger, Int64, int64, Uint64 } from '../../wire/schema.js'
-import { currentEpochModels } from '../../chain/epoch-models.js'
+import { currentEpochModels, type EpochModels, type ModelSnapshot } from '../../chain/epoch-models.js'
 import { Decimal, Nullable, withChainErrors } from './schemas.js'
 
 // Field order follows the Go service's ModelDescriptor; description and quantization are
@@ -72,25 +72,8 @@ export const models: FastifyPluginAsyncTypebox = async (app) => {
       response: withChainErrors(ModelsList)
     }
   }, async (request) => {
-    const created = Math.floor(Date.now() / 1000)
     const { snapshots } = await currentEpochModels(request.chain, request.log)
-    return {
-      object: 'list' as const,
-      data: snapshots.map((m) => {
-        const contextWindow = int64(m.context_window)
-        return {
-          object: 'model' as const,
-          id: m.id ?? '',
-          ...(m.hf_repo ? { hugging_face_id: m.hf_repo } : {}),
-          name: m.id ?? '',
-          created,
-          input_modalities: ['text'],
-          output_modalities: ['text'],
-          context_length: contextWindow,
-          max_output_length: contextWindow
-        }
-      })
-    }
+    return { object: 'list' as const, data: snapshots.map(openAiModel(Math.floor(Date.now() / 1000))) }
   })
 
   app.get('/pricing', {
@@ -98,19 +81,7 @@ export const models: FastifyPluginAsyncTypebox = async (app) => {
       summary: "The current epoch's price per token of every served model",
       response: withChainErrors(Pricing)
     }
-  }, async (request) => {
-    const { unitOfComputePrice, snapshots } = await currentEpochModels(request.chain, request.log)
-    // The chain stores the price as an int64; the Go service reported it as uint64(price).
-    const price = BigInt.asUintN(64, BigInt(unitOfComputePrice))
-    return {
-      unit_of_compute_price: exactInteger(price),
-      models: snapshots.map((m) => {
-        const units = BigInt(int64(m.units_of_compute_per_token))
-        return { id: m.id ?? '', units_of_compute_per_token: exactInteger(units), price_per_token: exactInteger(units * price) }
-      }),
-      dynamic_pricing_enabled: false
-    }
-  })
+  }, async (request) => pricingOf(await currentEpochModels(request.chain, request.log)))
 
   app.get('/governance/models', {
     schema: {
@@ -128,6 +99,38 @@ export const models: FastifyPluginAsyncTypebox = async (app) => {
       response: withChainErrors(Type.Object({ model: Nullable(ModelArray) }))
     }
   }, async (request) => ({ model: toModels(await request.chain.get(MODELS_ALL)) }))
+}
+
+/** A served model as an OpenAI-style model descriptor, `created` at the request's time. */
+function openAiModel (created: number): (m: ModelSnapshot) => Static<typeof ModelDescriptor> {
+  return (m) => {
+    const contextWindow = int64(m.context_window)
+    return {
+      object: 'model' as const,
+      id: m.id ?? '',
+      ...(m.hf_repo ? { hugging_face_id: m.hf_repo } : {}),
+      name: m.id ?? '',
+      created,
+      input_modalities: ['text'],
+      output_modalities: ['text'],
+      context_length: contextWindow,
+      max_output_length: contextWindow
+    }
+  }
+}
+
+/** The current epoch's prices: the unit price and each model's units and price per token. */
+function pricingOf ({ unitOfComputePrice, snapshots }: EpochModels): Static<typeof Pricing> {
+  // The chain stores the price as an int64; the Go service reported it as uint64(price).
+  const price = BigInt.asUintN(64, BigInt(unitOfComputePrice))
+  return {
+    unit_of_compute_price: exactInteger(price),
+    models: snapshots.map((m) => {
+      const units = BigInt(int64(m.units_of_compute_per_token))
+      return { id: m.id ?? '', units_of_compute_per_token: exactInteger(units), price_per_token: exactInteger(units * price) }
+    }),
+    dynamic_pricing_enabled: false
+  }
 }
 
 /**
