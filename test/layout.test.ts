@@ -12,13 +12,31 @@ function files (dir: string): string[] {
 }
 
 // tap's coverage gate only sees files some test loads: a src file nobody imports would
-// slip through at 0%. Every src file therefore has its own test file, mirroring src/.
+// slip through at 0%. Every src file therefore has its own test file, mirroring src/ (a
+// process-level one, below, counts).
 t.test('every src file has a mirror test file', async (t) => {
   const tests = new Set(files(join(root, 'test')))
   for (const source of files(join(root, 'src'))) {
     const mirror = source.replace(/^src\//, 'test/').replace(/\.ts$/, '.test.ts')
-    t.ok(tests.has(mirror), `${source} → ${mirror}`)
+    const processMirror = mirror.replace(/\.test\.ts$/, '.process.test.ts')
+    t.ok(tests.has(mirror) || tests.has(processMirror), `${source} → ${mirror}`)
   }
+})
+
+// A test that starts dist/main.js, HAProxy or redis-server is told from a unit test by its
+// name, *.process.test.ts, or by its folder: e2e/ (a pool of replicas behind a router),
+// deploy/ (the deployment's files run for real), shared/ (the shared tier over redis-server).
+const PROCESS_FOLDERS = /^test\/(?:e2e|deploy|shared)\//
+const STARTS_A_PROCESS = /\b(?:startMain|serveMain)\(|new (?:Replica|Router|RedisServer)\(|redisFor\(|spawn\('haproxy'|\bDIST_MAIN\b/
+// Process-level tests another change is editing now; renamed once it lands.
+const UNSUFFIXED_NOW = new Set(['test/chain/heights-fail-safe.test.ts', 'test/chain/client-rate-limit.test.ts'])
+
+t.test('process-level tests are named *.process.test.ts or sit in a process folder', async (t) => {
+  const tests = files(join(root, 'test')).filter((file) => file.endsWith('.test.ts') && !PROCESS_FOLDERS.test(file))
+  const starting = tests.filter((file) => STARTS_A_PROCESS.test(readFileSync(join(root, file), 'utf8')))
+  t.ok(starting.length >= 8, `${starting.length} process-level tests found`)
+  t.same(starting.filter((file) => !file.endsWith('.process.test.ts') && !UNSUFFIXED_NOW.has(file)), [], 'rename these to *.process.test.ts')
+  t.same(tests.filter((file) => file.endsWith('.process.test.ts') && !starting.includes(file)), [], 'these start no process: drop .process from their names')
 })
 
 // What a reader takes in at once: no src file over 300 lines, no function over 50 (a function's
