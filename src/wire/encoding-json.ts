@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema, type TInteger, type TObject, type TProperties } from 'typebox'
+import { Type, type Static, type TSchema, type TInteger, type TObject, type TObjectOptions, type TProperties } from 'typebox'
 import { readInt64, type Int64Value, type Json } from './schema.js'
 
 // Go's encoding/json, as the Go service wrote the chain's messages: the gogoproto structs
@@ -20,9 +20,9 @@ export function ProtoEnum (values: Readonly<Record<string, number>>): TInteger {
 }
 
 /** A message as Go's encoding/json wrote it with omitempty: every field optional. */
-export function ProtoMessage<T extends TProperties> (properties: T): TObject<{ [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> }> {
+export function ProtoMessage<T extends TProperties> (properties: T, options?: TObjectOptions): TObject<{ [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> }> {
   const optional = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)]))
-  return Type.Object(optional) as never
+  return Type.Object(optional, options) as never
 }
 
 /**

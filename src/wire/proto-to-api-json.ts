@@ -1,4 +1,4 @@
-import { Type, type TInteger, type TNull, type TObject, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
+import { Type, type TInteger, type TNull, type TObject, type TObjectOptions, type TOptional, type TProperties, type Static, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox'
 import { int64, type Json } from './schema.js'
 
 // The newest Go edge-api's protoToAPIJSON (zpoken/gonka common/queryapi/protojson.go@ef1a5efd):
@@ -16,6 +16,7 @@ import { int64, type Json } from './schema.js'
 const ENUM_KEY = 'x-api-enum'
 const NUMBER_ENUM_KEY = 'x-api-number-enum'
 const BYTES_KEY = 'x-api-bytes'
+const IF_SENT_KEY = 'x-api-if-sent'
 
 /** A protobuf enum written as its name; `names[0]` is the zero value. */
 export function ApiEnum (names: readonly [string, ...string[]]): TUnsafe<string> {
@@ -42,9 +43,18 @@ export function ApiBytes (description = 'base64'): TUnion<[TString, TNull]> {
  * between chain versions): the listed fields are converted, any other field is passed on as
  * the gateway gives it, and missing fields are not filled in.
  */
-export function ApiOpenMessage<T extends TProperties> (properties: T, description: string): TObject<{ [K in keyof T]: TOptional<T[K]> }> {
+export function ApiOpenMessage<T extends TProperties> (properties: T, description: string, options?: TObjectOptions): TObject<{ [K in keyof T]: TOptional<T[K]> }> {
   const optional = Object.fromEntries(Object.entries(properties).map(([key, schema]) => [key, Type.Optional(schema)]))
-  return Type.Object(optional, { additionalProperties: true, description }) as never
+  return Type.Object(optional, { ...options, additionalProperties: true, description }) as never
+}
+
+/**
+ * A field that only some chain versions have: written as the gateway sends it (null included)
+ * when the gateway has the key, left out when it has none. Go compiled against a chain without
+ * the field writes no key; compiled against one with it, protojson's value.
+ */
+export function ApiIfSent<T extends TSchema> (schema: T): ReturnType<typeof Type.Optional<T>> {
+  return Type.Optional({ ...schema, [IF_SENT_KEY]: true } as T)
 }
 
 interface Schema {
@@ -57,6 +67,7 @@ interface Schema {
   [ENUM_KEY]?: boolean
   [NUMBER_ENUM_KEY]?: string[]
   [BYTES_KEY]?: boolean
+  [IF_SENT_KEY]?: boolean
 }
 
 /** Converts a gateway protojson message to the shape `schema` describes, as protoToAPIJSON writes it. */
@@ -93,7 +104,7 @@ function object (schema: Schema, value: unknown): Json {
   const open = schema.additionalProperties === true
   const out: Record<string, Json> = open ? { ...input as Record<string, Json> } : {}
   for (const [key, field] of Object.entries(schema.properties as Record<string, Schema>)) {
-    if (open && !(key in input)) continue
+    if ((open || field[IF_SENT_KEY] === true) && !(key in input)) continue
     out[key] = convert(field, input[key])
   }
   return out

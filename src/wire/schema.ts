@@ -44,3 +44,11 @@ export function readInt64 (value: unknown): Int64Value | undefined {
 export function int64 (value: unknown): Int64Value {
   return readInt64(value) ?? 0
 }
+
+/** Where a schema says which chain message it serves (test/wire/chain-version.test.ts compares the two). */
+export const CHAIN_MESSAGE_KEY = 'x-chain-message'
+
+/** Schema options naming the chain's protobuf message a schema serves, by its full name. */
+export function chainMessage (fullName: string): { [CHAIN_MESSAGE_KEY]: string } {
+  return { [CHAIN_MESSAGE_KEY]: fullName }
+}

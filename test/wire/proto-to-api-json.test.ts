@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Type } from 'typebox'
-import { ApiBytes, ApiEnum, ApiOpenMessage, toApiJson } from '../../src/wire/proto-to-api-json.js'
+import { ApiBytes, ApiEnum, ApiIfSent, ApiOpenMessage, toApiJson } from '../../src/wire/proto-to-api-json.js'
 import { Int32, Int64, Nullable, Uint64 } from '../../src/wire/schema.js'
 
 const Phase = ApiEnum(['PHASE_UNDEFINED', 'PHASE_DEALING', 'PHASE_COMPLETED'])
@@ -87,4 +87,12 @@ t.test('values are converted exactly; unknown fields dropped; unexpected types r
   t.same(toApiJson(Message, { epoch_id: true, ratio: '1', flag: 'yes', key: '', name: 5, tags: 'x', inner: 'x', phase: null }), toApiJson(Message, {}),
     'empty bytes are null; values of the wrong type are defaults')
   t.same(toApiJson(Message, { open: {} }), { ...(toApiJson(Message, {}) as object), open: {} }, 'an open message fills nothing in')
+})
+
+t.test('a field only some chain versions have: written when the gateway sends the key, null included; no key otherwise', async (t) => {
+  const Event = Type.Object({ height: Int64(), recipe: ApiIfSent(Nullable(Inner)) })
+  t.same(toApiJson(Event, { height: '5' }), { height: 5 }, 'an older chain: no key')
+  t.same(toApiJson(Event, {}), { height: 0 })
+  t.same(toApiJson(Event, { height: '5', recipe: null }), { height: 5, recipe: null }, 'the chain has the field, unset')
+  t.same(toApiJson(Event, { recipe: { height: '9' } }), { height: 0, recipe: { height: 9, note: '' } }, 'converted like any field')
 })

@@ -5,7 +5,7 @@ import { g1Uncompressed128, g2Uncompressed256 } from '../../chain/bls-points.js'
 import { chainPath } from '../../chain/paths.js'
 import { badRequest, ChainQueryError, GrpcCode, legacyChainQuery } from '../../errors.js'
 import { ApiBytes, ApiNumberEnum, toApiJson } from '../../wire/proto-to-api-json.js'
-import { Int64, Uint64 } from '../../wire/schema.js'
+import { chainMessage, Int64, Uint64 } from '../../wire/schema.js'
 import { goIntegerError } from '../../http/param-errors.js'
 import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js'
 
@@ -18,7 +18,7 @@ import { fitsUint64, Nullable, Uint64Param, withChainErrors } from './schemas.js
 // (BLSDKGSuccessTest: `status.toString().toInt()`). The newest Go writes names; every BLS
 // client found accepts numbers, and a name breaks testermint (docs/clients.md).
 
-const Uint32 = (): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0 })
+const Uint32 = (options: { description?: string } = {}): ReturnType<typeof Type.Integer> => Type.Integer({ format: 'uint32', minimum: 0, ...options })
 
 /** inference.bls.DKGPhase, by number. DISPUTING was appended after SIGNED when the dispute phase came. */
 export const DKG_PHASES = [
@@ -50,21 +50,26 @@ const BLSParticipantInfo = Type.Object({
   percentage_weight: Type.String({ description: 'decimal, 18 places' }),
   secp256k1_public_key: ApiBytes(),
   slot_start_index: Uint32(),
-  slot_end_index: Uint32()
-})
+  slot_end_index: Uint32(),
+  allowed_secp256k1_public_keys: Type.Array(Type.String({ description: 'base64: further keys the participant may be encrypted to (v0.2.12)' }))
+}, chainMessage('inference.bls.BLSParticipantInfo'))
 
 const DealerPartStorage = Type.Object({
   dealer_address: Type.String(),
   commitments: Type.Array(Type.String({ description: 'base64 compressed G2 points' })),
-  participant_shares: Type.Array(Nullable(Type.Object({ encrypted_shares: Type.Array(Type.String({ description: 'base64' })) })))
-})
+  participant_shares: Type.Array(Nullable(Type.Object({ encrypted_shares: Type.Array(Type.String({ description: 'base64' })) }, chainMessage('inference.bls.EncryptedSharesForParticipant'))))
+}, chainMessage('inference.bls.DealerPartStorage'))
 
 const DealerComplaint = Type.Object({
   dealer_index: Uint32(),
   complainer_index: Uint32(),
   disputed_slot_index: Uint32(),
-  disputed_ciphertext_index: Uint32()
-})
+  disputed_ciphertext_index: Uint32(),
+  // The dealer's answer to the complaint (v0.2.12): false, null, null until it is on chain.
+  response_submitted: Type.Boolean(),
+  response_share_bytes: ApiBytes(),
+  response_opening_material: ApiBytes()
+}, chainMessage('inference.bls.DealerComplaint'))
 
 /** inference.bls.EpochBLSData: one epoch's DKG round. */
 const EpochBLSData = Type.Object({
@@ -79,12 +84,14 @@ const EpochBLSData = Type.Object({
   group_public_key: ApiBytes('base64 compressed G2 point (96 bytes)'),
   // Entries are pointers: null for a participant that has not dealt yet.
   dealer_parts: Type.Array(Nullable(DealerPartStorage)),
-  verification_submissions: Type.Array(Nullable(Type.Object({ dealer_validity: Type.Array(Type.Boolean()) }))),
+  verification_submissions: Type.Array(Nullable(Type.Object({ dealer_validity: Type.Array(Type.Boolean()) }, chainMessage('inference.bls.VerificationVectorSubmission')))),
   valid_dealers: Type.Array(Type.Boolean()),
   candidate_valid_dealers: Type.Array(Type.Boolean()),
   dealer_complaints: Type.Array(DealerComplaint),
-  validation_signature: ApiBytes('base64 compressed G1 point (48 bytes)')
-})
+  validation_signature: ApiBytes('base64 compressed G1 point (48 bytes)'),
+  // One compressed G2 key per slot (v0.2.8): i_total_slots × 128 base64 characters.
+  slot_public_keys: Type.Array(Type.String({ description: 'base64 compressed G2 points (96 bytes), one per slot' }))
+}, chainMessage('inference.bls.EpochBLSData'))
 
 const EpochResponse = Type.Object({
   epoch_data: EpochBLSData,
@@ -96,7 +103,7 @@ const PartialSignature = Type.Object({
   participant_address: Type.String(),
   slot_indices: Type.Array(Uint32()),
   signature: ApiBytes()
-})
+}, chainMessage('inference.bls.PartialSignature'))
 
 /** inference.bls.ThresholdSigningRequest. */
 const ThresholdSigningRequest = Type.Object({
@@ -110,8 +117,9 @@ const ThresholdSigningRequest = Type.Object({
   partial_signatures: Type.Array(PartialSignature),
   final_signature: ApiBytes('base64 compressed G1 point (48 bytes)'),
   created_block_height: Int64(),
-  deadline_block_height: Int64()
-})
+  deadline_block_height: Int64(),
+  attempt: Uint32({ description: 'the signing attempt, from 1 (v0.2.12)' })
+}, chainMessage('inference.bls.ThresholdSigningRequest'))
 
 // One schema for both answers: a request not found is {"signing_request": null} only, which
 // clients poll for; a found one carries the uncompressed signature key, null until COMPLETED.

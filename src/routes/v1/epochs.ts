@@ -3,8 +3,8 @@ import { Type, type Static } from 'typebox'
 import { currentPhase, epochStages, nextEpochContext, type EpochContext, type EpochParams } from '../../chain/epoch-stages.js'
 import { HttpError } from '../../errors.js'
 import { fromProtoJson, ProtoMessage } from '../../wire/encoding-json.js'
-import { ApiEnum, ApiOpenMessage, toApiJson } from '../../wire/proto-to-api-json.js'
-import { Int32, Int64, int64, Nullable, Uint64 } from '../../wire/schema.js'
+import { ApiEnum, ApiIfSent, ApiOpenMessage, toApiJson } from '../../wire/proto-to-api-json.js'
+import { chainMessage, Int32, Int64, int64, Nullable, Uint64 } from '../../wire/schema.js'
 import { Decimal, withChainErrors } from './schemas.js'
 
 const ONLY_LATEST = 'Only getting info for current epoch is supported at the moment'
@@ -29,7 +29,8 @@ const EpochStages = Type.Object({
 })
 
 // inference.inference.EpochParams (params.proto), as Go's encoding/json wrote it: numbers,
-// zero values left out. Only these, not the full Params: the legacy dapi shape.
+// zero values left out. Only these, not the full Params: the legacy dapi shape. Every field of
+// the chain version followed (src/wire/chain-version.ts), as Go's compiled struct has them.
 const EpochParamsBody = ProtoMessage({
   epoch_length: Int64(),
   epoch_multiplier: Int64(),
@@ -44,14 +45,16 @@ const EpochParamsBody = ProtoMessage({
   inference_pruning_epoch_threshold: Uint64(),
   inference_pruning_max: Int64(),
   poc_pruning_max: Int64(),
-  poc_slot_allocation: Decimal
-})
+  poc_slot_allocation: Decimal,
+  // v0.2.11; 500 on mainnet since v0.2.12: the blocks before each PoC in which no CPoC starts.
+  confirmation_poc_safety_window: Int64()
+}, chainMessage('inference.inference.EpochParams'))
 
 // inference.inference.ConfirmationPoCEvent (gonka-ai/gonka inference-chain/proto/inference/
 // inference/confirmation_poc_event.proto@7c3e29b9), as the newest Go writes it: left out when
 // there is no event, else protoToAPIJSON (zpoken/gonka common/queryapi/epoch.go@ef1a5efd):
 // phase as its name, every field present, integers as numbers, inside recipe too.
-const ApiDecimal = ApiOpenMessage({ value: Int64(), exponent: Int32() }, 'inference.inference.Decimal')
+const ApiDecimal = ApiOpenMessage({ value: Int64(), exponent: Int32() }, 'inference.inference.Decimal', chainMessage('inference.inference.Decimal'))
 const StatTest = ApiOpenMessage({ dist_threshold: ApiDecimal, p_mismatch: ApiDecimal, p_value_threshold: ApiDecimal }, 'PoCStatTestParams')
 
 // PocStageRecipe (params.proto) is frozen from PocParams when the event is created. Its model
@@ -83,8 +86,9 @@ const ConfirmationPoCEvent = Type.Object({
     'CONFIRMATION_POC_COMPLETED'
   ]),
   poc_seed_block_hash: Type.String(),
-  recipe: Nullable(PocStageRecipe)
-})
+  // Not in v0.2.14's proto: present, null included, only when the chain's gateway sends it.
+  recipe: ApiIfSent(Nullable(PocStageRecipe))
+}, chainMessage('inference.inference.ConfirmationPoCEvent'))
 
 const EpochResponse = Type.Object({
   block_height: Int64(),

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox'
 import { ProtoMessage } from '../../wire/encoding-json.js'
-import { Int32, Int64 } from '../../wire/schema.js'
+import { chainMessage, Int32, Int64 } from '../../wire/schema.js'
 
 // The routes' shared schema pieces; Nullable is the wire's (src/wire/schema.ts).
 export { Nullable } from '../../wire/schema.js'
@@ -47,4 +47,4 @@ export const AddressParam = Type.String({
 })
 
 /** inference.inference.Decimal: value × 10^exponent (a threshold, a slot allocation). */
-export const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() })
+export const Decimal = ProtoMessage({ value: Int64(), exponent: Int32() }, chainMessage('inference.inference.Decimal'))

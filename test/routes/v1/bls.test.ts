@@ -2,7 +2,7 @@ import t from 'tap'
 import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
 import { buildTestApp } from '../../fixtures/app.js'
 import {
-  COMPLETED_REQUEST_ID, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, GROUP_PUBLIC_KEY, PENDING_REQUEST_ID, VALIDATION_SIGNATURE
+  ALLOWED_KEY, COMPLETED_REQUEST_ID, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, GROUP_PUBLIC_KEY, PENDING_REQUEST_ID, slotPublicKeys, VALIDATION_SIGNATURE
 } from '../../fixtures/chain-simulator/data/bls.js'
 
 const GATEWAY = '/productscience/inference/bls'
@@ -26,8 +26,13 @@ function g2Limbs (compressed: Uint8Array): string {
 }
 
 const PARTICIPANTS = [
-  { address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', percentage_weight: '0.625000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 0, slot_end_index: 62 },
-  { address: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v', percentage_weight: '0.375000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 63, slot_end_index: 99 }
+  { address: 'gonka1qyqszqgpqyqszqgpqyqszqgpqyqszqgp8x0lzr', percentage_weight: '0.625000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 0, slot_end_index: 62, allowed_secp256k1_public_keys: [ALLOWED_KEY] },
+  { address: 'gonka1g9n2kwfe3mxnyl6j7v0y4l0q8zp5hsyw3dkq7v', percentage_weight: '0.375000000000000000', secp256k1_public_key: 'A2Ez3kUHRt1gp0jC8pEsXv3RRHlPUGJOmTFDrJ4oOjEu', slot_start_index: 63, slot_end_index: 99, allowed_secp256k1_public_keys: [] }
+]
+/** The complaints as protoToAPIJSON writes them: the one not answered yet with false, null, null. */
+const COMPLAINTS = [
+  { dealer_index: 1, complainer_index: 0, disputed_slot_index: 63, disputed_ciphertext_index: 2, response_submitted: true, response_share_bytes: 'c2hhcmUtNjM=', response_opening_material: 'b3BlbmluZy02Mw==' },
+  { dealer_index: 1, complainer_index: 0, disputed_slot_index: 64, disputed_ciphertext_index: 0, response_submitted: false, response_share_bytes: null, response_opening_material: null }
 ]
 
 t.test('GET /v1/bls/epoch/:id', async (t) => {
@@ -59,8 +64,9 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
         verification_submissions: [{ dealer_validity: [true, false] }, { dealer_validity: [] }],
         valid_dealers: [true, false],
         candidate_valid_dealers: [true, false],
-        dealer_complaints: [],
-        validation_signature: b64(VALIDATION_SIGNATURE)
+        dealer_complaints: COMPLAINTS,
+        validation_signature: b64(VALIDATION_SIGNATURE),
+        slot_public_keys: slotPublicKeys(100)
       },
       group_public_key_uncompressed_256: g2Limbs(GROUP_PUBLIC_KEY),
       validation_signature_uncompressed_128: g1Limbs(VALIDATION_SIGNATURE)
@@ -92,8 +98,8 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
     const res = await app.inject('/v1/bls/epoch/9')
     t.equal(res.body, '{"epoch_data":{"epoch_id":9,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":1,' +
       '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
-      '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
-      '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+      '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null,' +
+      '"slot_public_keys":[]},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
   })
 
   await t.test('keeps uint64 and int64 extremes exact', async (t) => {
@@ -118,8 +124,8 @@ t.test('GET /v1/bls/epoch/:id', async (t) => {
       t.equal(res.statusCode, 200)
       t.equal(res.body, '{"epoch_data":{"epoch_id":0,"i_total_slots":0,"t_slots_degree":0,"participants":[],"dkg_phase":0,' +
         '"dealing_phase_deadline_block":0,"verifying_phase_deadline_block":0,"disputing_phase_deadline_block":0,"group_public_key":null,' +
-        '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null},' +
-        '"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
+        '"dealer_parts":[],"verification_submissions":[],"valid_dealers":[],"candidate_valid_dealers":[],"dealer_complaints":[],"validation_signature":null,' +
+        '"slot_public_keys":[]},"group_public_key_uncompressed_256":null,"validation_signature_uncompressed_128":null}')
     }
   })
 
@@ -204,7 +210,8 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
         ],
         final_signature: b64(FINAL_SIGNATURE),
         created_block_height: 1843200,
-        deadline_block_height: 1843300
+        deadline_block_height: 1843300,
+        attempt: 1
       },
       uncompressed_signature_128: g1Limbs(FINAL_SIGNATURE)
     })
@@ -232,7 +239,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
     t.equal(res.body, `{"signing_request":{"request_id":"${b64(Buffer.from(PENDING_REQUEST_ID, 'hex'))}","current_epoch_id":7,` +
       '"chain_id":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=","data":[],"encoded_data":null,"message_hash":null,' +
       '"status":1,"partial_signatures":[],"final_signature":null,' +
-      '"created_block_height":1843210,"deadline_block_height":0},"uncompressed_signature_128":null}')
+      '"created_block_height":1843210,"deadline_block_height":0,"attempt":2},"uncompressed_signature_128":null}')
   })
 
   await t.test('NotFound is 200 {"signing_request": null}: clients poll until it exists', async (t) => {
@@ -278,7 +285,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
     const res = await app.inject(`/v1/bls/signatures/${id}`)
     t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":18446744073709551615,"chain_id":null,"data":[],"encoded_data":null,' +
       '"message_hash":null,"status":5,"partial_signatures":[],"final_signature":null,' +
-      '"created_block_height":9223372036854775807,"deadline_block_height":-9223372036854775808},"uncompressed_signature_128":null}')
+      '"created_block_height":9223372036854775807,"deadline_block_height":-9223372036854775808,"attempt":0},"uncompressed_signature_128":null}')
   })
 
   await t.test('a chain answering null or no signing_request gives an empty one', async (t) => {
@@ -288,7 +295,7 @@ t.test('GET /v1/bls/signatures/:request_id', async (t) => {
       const res = await app.inject(`/v1/bls/signatures/${id}`)
       t.equal(res.body, '{"signing_request":{"request_id":null,"current_epoch_id":0,"chain_id":null,"data":[],"encoded_data":null,' +
         '"message_hash":null,"status":0,"partial_signatures":[],"final_signature":null,' +
-        '"created_block_height":0,"deadline_block_height":0},"uncompressed_signature_128":null}')
+        '"created_block_height":0,"deadline_block_height":0,"attempt":0},"uncompressed_signature_128":null}')
     }
   })
 

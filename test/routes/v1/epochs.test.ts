@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { EPOCH_INFO, EPOCH_PARAMS } from '../../fixtures/chain-simulator/data/epochs.js'
+import { EPOCH_INFO, EPOCH_PARAMS, NEWER_CHAIN_RECIPE } from '../../fixtures/chain-simulator/data/epochs.js'
 
 const EPOCH_INFO_PATH = '/productscience/inference/inference/epoch_info'
 
@@ -52,7 +52,8 @@ t.test('GET /v1/epochs/latest computes phase and stages from EpochInfo', async (
     set_new_validators_delay: 120,
     inference_validation_cutoff: 80,
     inference_pruning_epoch_threshold: 2,
-    poc_slot_allocation: { value: 5, exponent: -1 }
+    poc_slot_allocation: { value: 5, exponent: -1 },
+    confirmation_poc_safety_window: 500
   }, 'only EpochParams, numbers, zero values left out')
   t.notOk('epoch_params' in body.epoch_params, 'not the full Params')
   t.equal(body.is_confirmation_poc_active, true)
@@ -62,21 +63,8 @@ t.test('GET /v1/epochs/latest computes phase and stages from EpochInfo', async (
     trigger_height: 1843100,
     generation_start_height: 1843110,
     phase: 'CONFIRMATION_POC_GENERATION',
-    poc_seed_block_hash: EPOCH_INFO.active_confirmation_poc_event.poc_seed_block_hash,
-    recipe: {
-      stage_height: 1843110,
-      scheme: 'POC_SCHEME_PREFILL',
-      tracking: false,
-      poc_stronger_rng_enabled: true,
-      models: [{
-        model_id: 'Qwen/Qwen3-32B',
-        seq_len: 1024,
-        stat_test: { dist_threshold: { value: 4, exponent: -1 }, p_mismatch: { value: 1, exponent: -1 }, p_value_threshold: { value: 5, exponent: -2 } },
-        weight_scale_factor: { value: 1, exponent: 0 },
-        penalty_start_epoch: 0
-      }]
-    }
-  }, 'protoToAPIJSON: phase as its name, zero fields kept, the recipe\'s integers as numbers')
+    poc_seed_block_hash: EPOCH_INFO.active_confirmation_poc_event.poc_seed_block_hash
+  }, 'protoToAPIJSON: phase as its name, zero fields kept; v0.2.14 has no recipe, so no key')
   t.match(res.body, /"active_confirmation_poc_event":\{"epoch_index":42,"event_sequence":0,"trigger_height":1843100,/, 'Go\'s field order')
   t.equal(sim.count(), 1, 'one chain request')
 })
@@ -97,12 +85,33 @@ t.test('no active confirmation PoC event: the key is absent', async (t) => {
   t.notOk('active_confirmation_poc_event' in res.json())
 })
 
-t.test('a sparse confirmation PoC event: every field present with its default, recipe null', async (t) => {
+t.test('a sparse confirmation PoC event: every field present with its default, no recipe key', async (t) => {
   sim.override(EPOCH_INFO_PATH, JSON.stringify({ ...EPOCH_INFO, active_confirmation_poc_event: { epoch_index: '18446744073709551615', phase: 4 } }))
   const res = await app.inject('/v1/epochs/latest')
   t.equal(res.statusCode, 200)
-  t.match(res.body, /"active_confirmation_poc_event":\{"epoch_index":18446744073709551615,"event_sequence":0,"trigger_height":0,"generation_start_height":0,"phase":"4","poc_seed_block_hash":"","recipe":null\}/,
+  t.match(res.body, /"active_confirmation_poc_event":\{"epoch_index":18446744073709551615,"event_sequence":0,"trigger_height":0,"generation_start_height":0,"phase":"4","poc_seed_block_hash":""\}/,
     'an enum number the names lack is written as it came (the schema types phase a string)')
+})
+
+t.test('a newer chain\'s event with a recipe: the recipe as protoToAPIJSON writes it, null when the chain sends null', async (t) => {
+  const event = EPOCH_INFO.active_confirmation_poc_event
+  sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, active_confirmation_poc_event: { ...event, recipe: NEWER_CHAIN_RECIPE } })
+  t.same((await app.inject('/v1/epochs/latest')).json().active_confirmation_poc_event.recipe, {
+    stage_height: 1843110,
+    scheme: 'POC_SCHEME_PREFILL',
+    tracking: false,
+    poc_stronger_rng_enabled: true,
+    models: [{
+      model_id: 'Qwen/Qwen3-32B',
+      seq_len: 1024,
+      stat_test: { dist_threshold: { value: 4, exponent: -1 }, p_mismatch: { value: 1, exponent: -1 }, p_value_threshold: { value: 5, exponent: -2 } },
+      weight_scale_factor: { value: 1, exponent: 0 },
+      penalty_start_epoch: 0
+    }]
+  }, 'the recipe\'s integers as numbers, the rest as the chain sent it')
+  sim.override(EPOCH_INFO_PATH, { ...EPOCH_INFO, active_confirmation_poc_event: { ...event, recipe: null } })
+  const res = await app.inject('/v1/epochs/latest')
+  t.match(res.body, /"poc_seed_block_hash":"[0-9A-F]+","recipe":null\}/, 'an unset recipe of a chain that has the field: null, as protojson writes it')
 })
 
 t.test('epoch 0 (genesis): Inference, stages zero except next_poc_start', async (t) => {
