@@ -95,6 +95,7 @@ export class ChainHeads {
   #polledAt = -Infinity
   #known = true
   #pool: HeadPool | undefined
+  readonly #headListeners = new Set<(height: number) => void>()
 
   constructor (options: ChainHeadsOptions) {
     this.#heads = new Array<number>(options.nodeCount).fill(0)
@@ -115,9 +116,21 @@ export class ChainHeads {
     if (latest && height >= this.best) this.#confirmedAt = this.#clock.now()
     if (height <= (this.#heads[node] as number)) return
     const pool = this.#pool
-    const rises = pool !== undefined && height > this.best
+    const rises = height > this.best
     this.#heads[node] = height
-    if (rises) pool.confirmed(height)
+    if (!rises) return
+    pool?.confirmed(height)
+    for (const listener of this.#headListeners) listener(height)
+  }
+
+  /**
+   * Calls `listener` with the best head each time it rises (from a poll, an answer, or a look
+   * a pool hint started); returns the function that unsubscribes it. Called synchronously,
+   * inside the chain exchange that told the head: a listener defers any I/O of its own.
+   */
+  onHead (listener: (height: number) => void): () => void {
+    this.#headListeners.add(listener)
+    return () => { this.#headListeners.delete(listener) }
   }
 
   /** Shares this replica's heads with the pool's (the shared tier), and takes the pool's as hints. */

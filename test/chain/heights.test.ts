@@ -292,3 +292,20 @@ t.test('ChainHeads without a log still judges lag (nothing is written)', async (
   t.ok(heads.lagging(1), 'the node 10 blocks behind lags')
   t.notOk(heads.lagging(0))
 })
+
+t.test('onHead: each listener is told the best head each time it rises, from answers and polls alike, until it unsubscribes', async (t) => {
+  const heads = new ChainHeads({ nodeCount: 2, maxLag: 2, maxAgeMs: 1000, log: undefined, urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'], poll: async () => {} })
+  const told: number[] = []
+  const other: number[] = []
+  const unsubscribe = heads.onHead((height) => told.push(height))
+  heads.onHead((height) => other.push(height))
+  heads.observe(0, 100, true)
+  heads.observe(1, 99, true)
+  heads.observe(1, 101, false)
+  heads.observe(0, 101, true)
+  t.same(told, [100, 101], 'told once per rise of the best head, not for a node catching up to it')
+  unsubscribe()
+  heads.observe(0, 102, true)
+  t.same(told, [100, 101], 'nothing after unsubscribing')
+  t.same(other, [100, 101, 102], 'the other listener still told')
+})
