@@ -266,7 +266,7 @@ t.test('a node that rate-limits (gRPC ResourceExhausted, whatever its HTTP statu
   a.fail(READ, 8, 'rate limit exceeded', 500)
   t.same(await client.get(READ), EPOCH_INFO)
   t.same([a.count(READ), b.count(READ)], [1, 1])
-  t.match(lines, [{ msg: 'chain node down', node: a.url, reason: 'answered 500 (rate-limited: rate limit exceeded)' }])
+  t.match(lines, [{ msg: 'chain node rate-limited; skipped until its Retry-After', node: a.url }])
   t.same(client.nodesUp, [false, true])
 })
 
