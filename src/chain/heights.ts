@@ -136,11 +136,6 @@ export class ChainHeads {
     return done
   }
 
-  /** Polls the nodes now, after any poll in flight (which may have asked before a new block existed); never rejects. */
-  async lookAgain (): Promise<void> {
-    await this.#scheduler.next(undefined)
-  }
-
   /** The highest height any node has told, as counted (0: none yet). */
   get best (): number {
     return this.#table.best(this.#clock.now())

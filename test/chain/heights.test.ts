@@ -124,7 +124,7 @@ t.test('a pinned read goes first to the node known to have its height; a lagging
   a!.lag = 0
   await new Promise((resolve) => setTimeout(resolve, 10))
   await app.inject('/v1/epochs/latest')
-  t.same(logs.filter((l) => l.msg.startsWith('chain node')).map((l) => l.msg), ['chain node lagging; no latest-state reads until it catches up', 'chain node caught up'])
+  t.same(logs.filter((l) => l.msg.startsWith('chain node lagging') || l.msg === 'chain node caught up').map((l) => l.msg), ['chain node lagging; no latest-state reads until it catches up', 'chain node caught up'])
 })
 
 t.test('a node that does not say its height leaves the answer unpinned, as before heights; concurrent first reads wait for the first', async (t) => {
@@ -310,4 +310,64 @@ t.test('onHead: each listener is told the best head each time it rises, from ans
   heads.observe(0, 102, 'poll')
   t.same(told, [100, 101], 'nothing after unsubscribing')
   t.same(other, [100, 101, 102], 'the other listener still told')
+})
+
+t.test('a false first head (nothing to judge it by) is corrected by the node\'s next poll, and the served floor it raised drops to the real head', async (t) => {
+  const clock = new ManualClock()
+  const told = [1_000_000_000, 100]
+  const warned: string[] = []
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount: 1,
+    maxLag: 2,
+    maxAgeMs: 1000,
+    log: { info: () => {}, warn: (_fields, msg) => { warned.push(msg) } },
+    urls: ['http://127.0.0.1:1'],
+    poll: async () => { heads.observe(0, told.shift() ?? 101, 'poll') },
+    clock
+  })
+  t.equal(await heads.latest(), 1_000_000_000, 'believed at first')
+  await clock.advance(1001)
+  t.equal(await heads.latest(), 100, 'the next poll told the real head: served at it')
+  t.equal(heads.served, 100)
+  t.same(warned, ['served height far above every node\'s head; dropped to the best head'])
+  t.equal(await heads.poll(), true, 'a poll that tells a head')
+})
+
+t.test('lookFor: a poll after the one in flight; a look for a head at or below one under way joins it; reads wait for it at most lookWaitMs', async (t) => {
+  const clock = new ManualClock()
+  let head = 100
+  let polls = 0
+  let hang: Promise<void> = Promise.resolve()
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount: 1,
+    maxLag: 2,
+    maxAgeMs: 60_000,
+    log: undefined,
+    urls: ['http://127.0.0.1:1'],
+    poll: async () => {
+      polls++
+      await hang
+      heads.observe(0, head, 'poll')
+    },
+    lookWaitMs: 30,
+    clock
+  })
+  t.equal(await heads.latest(), 100)
+  head = 101
+  const look = heads.lookFor(101)
+  t.equal(heads.lookFor(101), look, 'the same head: the same look')
+  t.equal(await look, true, 'its nodes have it')
+  t.equal(polls, 2)
+  let release = (): void => {}
+  hang = new Promise((resolve) => { release = resolve })
+  const hanging = heads.lookFor(102)
+  let answered: number | undefined
+  const read = heads.latest().then((height) => { answered = height })
+  await clock.advance(29)
+  t.equal(answered, undefined, 'a read waits for the look…')
+  await clock.advance(1)
+  await read
+  t.equal(answered, 101, '…lookWaitMs at most, then is served at what its nodes told')
+  release()
+  t.equal(await hanging, false, 'the look ended: its nodes do not have 102')
 })

@@ -88,7 +88,7 @@ t.test('a head one replica\'s nodes confirm reaches the other at once; its next 
   a.chain.height = 101
   b.chain.height = 101
   const pollsBefore = b.chain.polls
-  await a.heads.lookAgain()
+  await a.heads.poll()
   t.ok(a.results.includes('published'), 'A published its new best head')
   await until(() => b.results.includes('looked'), 'B took the hint')
   t.equal(await b.heads.latest(), 101, 'B serves the new head: its own nodes confirmed it')
@@ -167,13 +167,13 @@ t.test('the eRPC incident: a store restarted with a stale head (or flushed) hold
     return b.results.filter((r) => r === 'behind').length >= 2
   }, 'the stale head heard after the restart', { timeoutMs: 5000 })
   for (const r of [a, b]) r.chain.height = 105
-  await b.heads.lookAgain()
+  await b.heads.poll()
   t.equal(await b.heads.latest(), 105, 'a stale head is no floor: each replica serves what its own nodes say')
   // A head published while A's connection was still coming back is lost: the next one goes through.
   const recovered = performance.now()
   await until(async () => {
     for (const r of [a, b]) r.chain.height++
-    await a.heads.lookAgain()
+    await a.heads.poll()
     await sleep(20)
     return b.results.includes('confirmed')
   }, 'a head shared again after the restart', { timeoutMs: 5000, intervalMs: 50 })
