@@ -7,7 +7,9 @@ import { until } from '../fixtures/wait.js'
 
 // Issue 33, over a real socket against node dist/main.js: heights that fail safe. A node
 // that tells no height, or whose head poll hangs, is read unpinned instead of failing every
-// latest-state read; a head is fresh only when an answer at or above it confirms it.
+// latest-state read; a head is fresh only when an answer at or above it confirms it. Issue 40
+// (review A3, A14): the known/unknown state steady when blocks/latest hangs or is filtered,
+// and a bogus height costing latest reads a bounded time.
 
 t.setTimeout(120_000)
 
