@@ -89,17 +89,7 @@ export class ChainClient implements ChainReader {
     this.#deadlines = new Deadlines(REAL_CLOCK)
     this.#nodes = new ChainNodes({
       urls,
-      // One connection per request the limiter lets through, so undici never queues behind
-      // the limiter's back; no pipelining, because one slow chain answer would stall the ones
-      // behind it. Idle sockets live 4 s, under the gateway's usual idle timeout. undici cuts
-      // an answer off at maxResponseSize (chunked or not) and destroys its socket.
-      pool: {
-        connections: options.concurrency,
-        pipelining: 1,
-        keepAliveTimeout: 4000,
-        maxResponseSize: maxResponseBytes,
-        ...options.pool
-      },
+      pool: poolOptions(options, maxResponseBytes),
       probe: async (node) => this.probe(NODE_INFO_PATH, REPROBE_TIMEOUT_MS, node.index),
       log: options.log,
       backoff: options.nodeBackoff,
@@ -247,4 +237,14 @@ export class ChainClient implements ChainReader {
     if (outcome.ok) return { value: outcome.value, height: outcome.height }
     throw outcome.error
   }
+}
+
+/**
+ * Each node's keep-alive pool: one connection per request the limiter lets through, so undici
+ * never queues behind the limiter's back; no pipelining, because one slow chain answer would
+ * stall the ones behind it. Idle sockets live 4 s, under the gateway's usual idle timeout.
+ * undici cuts an answer off at maxResponseSize (chunked or not) and destroys its socket.
+ */
+function poolOptions (options: ChainClientOptions, maxResponseBytes: number): Pool.Options {
+  return { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 4000, maxResponseSize: maxResponseBytes, ...options.pool }
 }

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js'
+import { KEEPS_ALIVE, type Clock } from '../clock.js'
 import { ChainTimeoutError } from '../errors.js'
 
 /** A chain request's budget: the signal that aborts it (at its deadline, or abortAll) and whether it ran out of time. */
@@ -26,11 +26,11 @@ export class Deadlines {
   async run<T> (timeoutMs: number, work: (deadline: Deadline) => Promise<T>): Promise<T> {
     const controller = new AbortController()
     let timedOut = false
-    // Unref'd (the clock's default): the request's own socket keeps the process alive.
+    // A request is waiting on it: it keeps the process alive, as the request's socket does.
     const cancel = this.#clock.after(timeoutMs, () => {
       timedOut = true
       controller.abort(new ChainTimeoutError(timeoutMs))
-    })
+    }, KEEPS_ALIVE)
     this.#running.add(controller)
     try {
       return await work({ signal: controller.signal, timeoutMs, timedOut: () => timedOut })
