@@ -47,13 +47,16 @@ const HTTP_STATUS_OF_GRPC: Readonly<Record<number, number>> = {
   [GrpcCode.Unavailable]: 503
 }
 
-/** The chain answered with a gateway error: its gRPC code and message are passed on. */
+/**
+ * The chain answered with a gateway error: its gRPC code and message are passed on (and
+ * `headers`: a rate-limiting node's Retry-After).
+ */
 export class ChainStatusError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_STATUS'
   readonly grpcCode: number
 
-  constructor (grpcCode: number, message: string) {
-    super(HTTP_STATUS_OF_GRPC[grpcCode] ?? 500, message)
+  constructor (grpcCode: number, message: string, headers: Record<string, string> = {}) {
+    super(HTTP_STATUS_OF_GRPC[grpcCode] ?? 500, message, headers)
     this.grpcCode = grpcCode
   }
 }

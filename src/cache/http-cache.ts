@@ -113,7 +113,7 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       // Without the cache (one node), the height is known once the first read is answered; a
       // revalidation against the fresh head still costs the chain nothing.
       if (answerClass === 'latest' && request.chain.height === undefined) {
-        const fresh = chain.heads.fresh()
+        const fresh = chain.heads.freshHead()
         if (fresh !== undefined && matchesTag(request.headers['if-none-match'], tagOf(keyAt(base, fresh)))) {
           tag(reply, fresh, tagOf(keyAt(base, fresh)))
           return sendResult(reply, route, 'revalidated').code(304).send()

@@ -100,7 +100,8 @@ export class MinHeights {
     if ((latest.height as number) >= minimum) return latest
     await this.#reach(minimum)
     const heads = this.#chain.heads
-    return this.#chain.at(heads.serve(heads.best), trace)
+    heads.raiseServed(heads.best)
+    return this.#chain.at(heads.served, trace)
   }
 
   async #reach (minimum: number): Promise<void> {

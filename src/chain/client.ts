@@ -5,8 +5,8 @@ import { NodeExchange } from './exchange.js'
 import { NodeChoice } from './failover.js'
 import { HedgedReads, type HedgingSettings } from './hedged-read.js'
 import { ChainHeads } from './heights.js'
-import { ChainNodes, type NodeLog } from './nodes.js'
-import { NODE_INFO_PATH, withQuery } from './paths.js'
+import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
+import { LATEST_BLOCK_PATH, NODE_INFO_PATH, withQuery } from './paths.js'
 import { HEAD_POLL_TIMEOUT_MS, Pinning, pollHeads } from './pinning.js'
 import { ReadFront } from './read-front.js'
 import { NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadRequest } from './types.js'
@@ -70,7 +70,7 @@ export class ChainClient implements ChainReader {
   readonly clock: Clock
   readonly #timeoutMs: number
   readonly #nodes: ChainNodes
-  readonly #deadlines = new Deadlines()
+  readonly #deadlines: Deadlines
   readonly #exchange: NodeExchange
   readonly #choice: NodeChoice
   readonly #hedged: HedgedReads | undefined
@@ -84,19 +84,12 @@ export class ChainClient implements ChainReader {
     const observer = options.observer ?? NO_OBSERVER
     this.#timeoutMs = options.timeoutMs
     this.clock = options.clock ?? REAL_CLOCK
+    // The chain timeout and an exchange's duration bound and time real socket I/O: on the real
+    // clock whatever `clock` is (a test's manual clock would never time a hanging node out).
+    this.#deadlines = new Deadlines(REAL_CLOCK)
     this.#nodes = new ChainNodes({
       urls,
-      // One connection per request the limiter lets through, so undici never queues behind
-      // the limiter's back; no pipelining, because one slow chain answer would stall the ones
-      // behind it. Idle sockets live 4 s, under the gateway's usual idle timeout. undici cuts
-      // an answer off at maxResponseSize (chunked or not) and destroys its socket.
-      pool: {
-        connections: options.concurrency,
-        pipelining: 1,
-        keepAliveTimeout: 4000,
-        maxResponseSize: maxResponseBytes,
-        ...options.pool
-      },
+      pool: poolOptions(options, maxResponseBytes),
       probe: async (node) => this.probe(NODE_INFO_PATH, REPROBE_TIMEOUT_MS, node.index),
       log: options.log,
       backoff: options.nodeBackoff,
@@ -107,12 +100,13 @@ export class ChainClient implements ChainReader {
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,
       maxAgeMs: options.headMaxAgeMs ?? 1000,
-      poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, probe: this.probe.bind(this), timeoutMs: pollTimeoutMs }, trace),
+      poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, ask: async (node, trace) => this.#askHead(node, pollTimeoutMs, trace) }, trace),
+      pollTimeoutMs,
       log: options.log,
       urls,
       clock: this.clock
     })
-    this.#exchange = new NodeExchange({ nodes: this.#nodes, heads: this.heads, maxResponseBytes, observer, tracer: options.tracer })
+    this.#exchange = new NodeExchange({ nodes: this.#nodes, heads: this.heads, maxResponseBytes, observer, tracer: options.tracer, clock: REAL_CLOCK })
     this.#choice = new NodeChoice({ nodes: this.#nodes, heads: this.heads, exchange: this.#exchange })
     this.#front = new ReadFront({
       concurrency: options.concurrency,
@@ -187,18 +181,28 @@ export class ChainClient implements ChainReader {
     return this.#pinning.readLatest(path, query, trace)
   }
 
-  /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes; the head poll, traced as the request's that started it). */
-  async probe (path: string, timeoutMs: number, node = 0, trace?: ChainTrace): Promise<unknown> {
+  /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes, re-probes of a down node). */
+  async probe (path: string, timeoutMs: number, node = 0): Promise<unknown> {
     const chosen = this.#nodes.all[node]
     if (chosen === undefined) throw new RangeError(`no chain node ${node}; there are ${this.nodeCount}`)
-    const outcome = await this.#deadlines.run(timeoutMs, async (deadline) => this.#exchange.send(chosen, { path, deadline, attempt: 1, trace }))
+    return this.#exchangeOutside(chosen, { path, timeoutMs, trace: undefined, headPoll: false })
+  }
+
+  /** The head poll's GET of one node's latest block, under the poll's budget, traced as the request's that started the poll. */
+  async #askHead (node: number, timeoutMs: number, trace: ChainTrace | undefined): Promise<unknown> {
+    return this.#exchangeOutside(this.#nodes.all[node] as ChainNode, { path: LATEST_BLOCK_PATH, timeoutMs, trace, headPoll: true })
+  }
+
+  async #exchangeOutside (node: ChainNode, request: { path: string, timeoutMs: number, trace: ChainTrace | undefined, headPoll: boolean }): Promise<unknown> {
+    const { path, trace, headPoll } = request
+    const outcome = await this.#deadlines.run(request.timeoutMs, async (deadline) => this.#exchange.send(node, { path, deadline, attempt: 1, trace, headPoll }))
     if (outcome.ok) return outcome.value
     throw outcome.error
   }
 
-  /** Whether each node (in CHAIN_REST_URL order) is taking reads: false while it is skipped as down. */
+  /** Whether each node (in CHAIN_REST_URL order) is taking reads: false while it is skipped as down or rate-limited. */
   get nodesUp (): boolean[] {
-    return this.#nodes.all.map((node) => node.healthy)
+    return this.#nodes.all.map((node) => this.#nodes.takesReads(node))
   }
 
   /** Reads waiting for a slot of the limiter (EDGE_API_CHAIN_CONCURRENCY), coalesced ones counted once. */
@@ -233,4 +237,14 @@ export class ChainClient implements ChainReader {
     if (outcome.ok) return { value: outcome.value, height: outcome.height }
     throw outcome.error
   }
+}
+
+/**
+ * Each node's keep-alive pool: one connection per request the limiter lets through, so undici
+ * never queues behind the limiter's back; no pipelining, because one slow chain answer would
+ * stall the ones behind it. Idle sockets live 4 s, under the gateway's usual idle timeout.
+ * undici cuts an answer off at maxResponseSize (chunked or not) and destroys its socket.
+ */
+function poolOptions (options: ChainClientOptions, maxResponseBytes: number): Pool.Options {
+  return { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 4000, maxResponseSize: maxResponseBytes, ...options.pool }
 }

@@ -1,3 +1,4 @@
+import { KEEPS_ALIVE, type Clock } from '../clock.js'
 import { ChainTimeoutError } from '../errors.js'
 
 /** A chain request's budget: the signal that aborts it (at its deadline, or abortAll) and whether it ran out of time. */
@@ -14,20 +15,27 @@ export interface Deadline {
  */
 export class Deadlines {
   readonly #running = new Set<AbortController>()
+  readonly #clock: Clock
+
+  /** `clock`: what the budgets run out on (the chain client's). */
+  constructor (clock: Clock) {
+    this.#clock = clock
+  }
 
   /** Runs `work` under a deadline of `timeoutMs`; its signal aborts with ChainTimeoutError when it runs out. */
   async run<T> (timeoutMs: number, work: (deadline: Deadline) => Promise<T>): Promise<T> {
     const controller = new AbortController()
     let timedOut = false
-    const timer = setTimeout(() => {
+    // A request is waiting on it: it keeps the process alive, as the request's socket does.
+    const cancel = this.#clock.after(timeoutMs, () => {
       timedOut = true
       controller.abort(new ChainTimeoutError(timeoutMs))
-    }, timeoutMs)
+    }, KEEPS_ALIVE)
     this.#running.add(controller)
     try {
       return await work({ signal: controller.signal, timeoutMs, timedOut: () => timedOut })
     } finally {
-      clearTimeout(timer)
+      cancel()
       this.#running.delete(controller)
     }
   }

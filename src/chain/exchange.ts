@@ -7,10 +7,11 @@ import {
   ChainUnavailableError,
   GrpcCode
 } from '../errors.js'
+import type { Clock } from '../clock.js'
 import { formatDuration } from '../duration.js'
 import type { Deadline } from './deadline.js'
-import { answeredHeight, HEIGHT_HEADER, isUnservableHeight, type ChainHeads } from './heights.js'
-import { LATEST_BLOCK_PATH } from './paths.js'
+import { answeredHeight, HEIGHT_HEADER, isUnservableHeight } from './height-headers.js'
+import type { ChainHeads } from './heights.js'
 import { retryAfterMs, type ChainNode, type ChainNodes } from './nodes.js'
 import { chainOutcome, type ChainObserver, type ChainOutcome, type ChainTrace, type ChainTracer, type Outcome } from './types.js'
 
@@ -29,6 +30,8 @@ export interface NodeExchangeOptions {
   readonly maxResponseBytes: number
   readonly observer: ChainObserver
   readonly tracer: ChainTracer | undefined
+  /** What an exchange's duration is read on: real time (REAL_CLOCK), as the socket's I/O is. */
+  readonly clock: Clock
 }
 
 /** What one exchange sends, and under which budget. */
@@ -45,6 +48,12 @@ export interface ExchangeRequest {
   readonly height?: number | undefined
   /** It is a hedged read's second attempt. */
   readonly hedge?: boolean
+  /**
+   * It is the head poll's (pinning.ts): its failure marks no node down, and its height is
+   * reported by the poll. A node whose blocks/latest a proxy filters out, or hangs, may answer
+   * every query: the poll tells its head, the reads and readiness tell its health (issue 33).
+   */
+  readonly headPoll?: boolean
 }
 
 export class NodeExchange {
@@ -53,6 +62,7 @@ export class NodeExchange {
   readonly #maxResponseBytes: number
   readonly #observer: ChainObserver
   readonly #tracer: ChainTracer | undefined
+  readonly #clock: Clock
 
   constructor (options: NodeExchangeOptions) {
     this.#nodes = options.nodes
@@ -60,17 +70,18 @@ export class NodeExchange {
     this.#maxResponseBytes = options.maxResponseBytes
     this.#observer = options.observer
     this.#tracer = options.tracer
+    this.#clock = options.clock
   }
 
   /** One request to one node, timed, reported to the observer, and traced when it is a traced request's. */
   async send (node: ChainNode, request: ExchangeRequest): Promise<Outcome> {
-    const started = performance.now()
+    const started = this.#clock.now()
     const { trace, deadline } = request
     const signal = request.signal ?? deadline.signal
     const traced = trace === undefined ? undefined : this.#tracer?.exchange(trace, node.index + 1, request.path, request.attempt, request.hedge ?? false)
     const outcome = await this.#attempt(node, request, signal, traced?.headers)
     const label = outcomeLabel(outcome, signal, deadline)
-    this.#observer.exchange(node.index + 1, label, (performance.now() - started) / 1000)
+    this.#observer.exchange(node.index + 1, label, (this.#clock.now() - started) / 1000)
     traced?.end(label)
     return outcome
   }
@@ -81,48 +92,56 @@ export class NodeExchange {
    * refused, dropped or timed-out exchange means it is down. Reports the height it answered at.
    */
   async #attempt (node: ChainNode, request: ExchangeRequest, signal: AbortSignal, traceHeaders: Readonly<Record<string, string>> | undefined): Promise<Outcome> {
-    const { path, height, deadline } = request
-    let statusCode: number
-    let text: string
-    let answered: number | undefined
-    let retryAfter: string | string[] | undefined
+    let received: Received | Outcome
     try {
-      const answer = await node.pool.request({
-        origin: node.origin,
-        path: node.prefix + path,
-        method: 'GET',
-        headers: requestHeaders(height, traceHeaders),
-        signal
-      })
-      statusCode = answer.statusCode
-      retryAfter = answer.headers['retry-after']
-      answered = answeredHeight(answer.headers)
-      if (answered !== undefined) this.#heads.observe(node.index, answered, height === undefined)
-      // A declared length over the limit is refused before reading a byte; destroying the
-      // unread body closes the socket. Chunked answers are cut off by undici (maxResponseSize).
-      const declared = Number(answer.headers['content-length'])
-      if (declared > this.#maxResponseBytes) {
-        answer.body.destroy()
-        this.#nodes.answered(node)
-        return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered ${statusCode} with content-length ${declared} for ${path}`), tryNext: false }
-      }
-      text = await answer.body.text()
+      received = await this.#receive(node, request, signal, traceHeaders)
     } catch (err) {
-      if (deadline.timedOut()) {
-        this.#failed(node, path, `no answer within ${formatDuration(deadline.timeoutMs)}`)
-        return { ok: false, error: new ChainTimeoutError(deadline.timeoutMs), tryNext: false }
-      }
-      // abortAll: shutting down, not the node's fault.
-      if (signal.aborted) return { ok: false, error: new ChainUnavailableError(signal.reason), tryNext: false }
-      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-        this.#nodes.answered(node)
-        return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered more for ${path}`), tryNext: false }
-      }
-      // Refused, reset, closed mid-answer, name not resolved: this node cannot be reached.
-      this.#failed(node, path, describe(err))
-      return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
+      return this.#unanswered(node, request, signal, err)
     }
-    const outcome = parseAnswer(statusCode, text, `${node.url}${path}`, answered)
+    return 'text' in received ? this.#judge(node, request, received) : received
+  }
+
+  /** The answer's status, headers and body; an answer declared over the size limit is refused unread. */
+  async #receive (node: ChainNode, request: ExchangeRequest, signal: AbortSignal, traceHeaders: Readonly<Record<string, string>> | undefined): Promise<Received | Outcome> {
+    const { path, height } = request
+    const answer = await node.pool.request({ origin: node.origin, path: node.prefix + path, method: 'GET', headers: requestHeaders(height, traceHeaders), signal })
+    const { statusCode } = answer
+    const answered = answeredHeight(answer.headers)
+    // An error answer's height counts for nothing: a proxy's page may carry anything.
+    if (answered !== undefined && statusCode >= 200 && statusCode < 300) this.#heads.observe(node.index, answered, request.headPoll === true ? 'poll' : height === undefined ? 'latest' : 'pinned')
+    // A declared length over the limit is refused before reading a byte; destroying the
+    // unread body closes the socket. Chunked answers are cut off by undici (maxResponseSize).
+    const declared = Number(answer.headers['content-length'])
+    if (declared > this.#maxResponseBytes) {
+      answer.body.destroy()
+      this.#nodes.answered(node)
+      return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered ${statusCode} with content-length ${declared} for ${path}`), tryNext: false }
+    }
+    return { statusCode, answered, retryAfterMs: retryAfterMs(answer.headers['retry-after']), text: await answer.body.text() }
+  }
+
+  /** No answer read: timed out, aborted, cut off at the size limit, or the node not reached. */
+  #unanswered (node: ChainNode, request: ExchangeRequest, signal: AbortSignal, err: unknown): Outcome {
+    const { deadline, path } = request
+    if (deadline.timedOut()) {
+      this.#failed(node, request, `no answer within ${formatDuration(deadline.timeoutMs)}`)
+      return { ok: false, error: new ChainTimeoutError(deadline.timeoutMs), tryNext: false }
+    }
+    // abortAll: shutting down, not the node's fault.
+    if (signal.aborted) return { ok: false, error: new ChainUnavailableError(signal.reason), tryNext: false }
+    if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+      this.#nodes.answered(node)
+      return { ok: false, error: new ChainAnswerTooLargeError(this.#maxResponseBytes, `${node.url} answered more for ${path}`), tryNext: false }
+    }
+    // Refused, reset, closed mid-answer, name not resolved: this node cannot be reached.
+    this.#failed(node, request, describe(err))
+    return { ok: false, error: new ChainUnavailableError(err), tryNext: true }
+  }
+
+  /** The outcome of an answer read, and what it says of the node's health. */
+  #judge (node: ChainNode, request: ExchangeRequest, received: Received): Outcome {
+    const { path, height } = request
+    const outcome = parseAnswer(received, `${node.url}${path}`)
     // A height this node cannot serve (behind, pruned) is its failure: the next node may have
     // it, and the node is up all the same. When edge-api chose the height (a pinned read), no
     // node having it is a 503, never the client's fault; a height the client put in the path
@@ -133,20 +152,21 @@ export class NodeExchange {
       return { ok: false, error, tryNext: true }
     }
     // A non-2xx answer that is not the gateway speaking (a proxy's error page) stands for a
-    // node that is not there: like a refused connection. So does a node refusing the read for
-    // its load (parseAnswer: a 429, gRPC ResourceExhausted): skipped for its Retry-After.
-    if (!outcome.ok && outcome.tryNext) this.#failed(node, path, `answered ${statusCode}${outcome.error instanceof ChainStatusError ? ` (rate-limited: ${outcome.error.message})` : ' without a gateway error body'}`, retryAfterMs(retryAfter))
-    else this.#nodes.answered(node)
+    // node that is not there: like a refused connection, probed again after its Retry-After.
+    if (!outcome.ok && outcome.tryNext && !isRateLimit(outcome.error)) {
+      this.#failed(node, request, `answered ${received.statusCode} without a gateway error body`, received.retryAfterMs)
+      return outcome
+    }
+    // A node refusing the read for its load (parseAnswer: a 429, gRPC ResourceExhausted) is
+    // up, and skipped for its Retry-After (nodes.ts, rateLimited).
+    this.#nodes.answered(node)
+    if (!outcome.ok && isRateLimit(outcome.error)) this.#nodes.rateLimited(node, received.retryAfterMs)
     return outcome
   }
 
-  /**
-   * The node failed an exchange: it is skipped as down, unless the exchange was the head
-   * poll's. A node whose blocks/latest a proxy filters out, or hangs, may answer every query:
-   * the poll tells its head, the reads and readiness tell its health (issue 33).
-   */
-  #failed (node: ChainNode, path: string, reason: string, retryAfterMs?: number): void {
-    if (path !== LATEST_BLOCK_PATH) this.#nodes.failed(node, reason, retryAfterMs)
+  /** The node failed an exchange: it is skipped as down, unless the exchange was the head poll's (ExchangeRequest.headPoll). */
+  #failed (node: ChainNode, request: ExchangeRequest, reason: string, retryAfterMs?: number): void {
+    if (request.headPoll !== true) this.#nodes.failed(node, reason, retryAfterMs)
   }
 }
 
@@ -157,7 +177,22 @@ function outcomeLabel (outcome: Outcome, signal: AbortSignal, deadline: Deadline
   return chainOutcome(outcome.error)
 }
 
-function parseAnswer (statusCode: number, text: string, where: string, height: number | undefined): Outcome {
+/** A node's refusal of a read for its load (parseAnswer). */
+function isRateLimit (error: unknown): boolean {
+  return error instanceof ChainStatusError && error.grpcCode === GrpcCode.ResourceExhausted
+}
+
+/** An answer read to its end. */
+interface Received {
+  readonly statusCode: number
+  /** The height the node says it answered at. */
+  readonly answered: number | undefined
+  /** The node's Retry-After, in ms. */
+  readonly retryAfterMs: number | undefined
+  readonly text: string
+}
+
+function parseAnswer ({ statusCode, text, answered: height, retryAfterMs }: Received, where: string): Outcome {
   if (statusCode >= 200 && statusCode < 300) {
     try {
       return { ok: true, value: JSON.parse(text), height }
@@ -171,10 +206,11 @@ function parseAnswer (statusCode: number, text: string, where: string, height: n
   } catch {}
   // A node that rate-limits (429, gRPC ResourceExhausted) is overloaded, not the client at
   // fault: the read goes to another node at once (issue 33). The client gets the 429 only
-  // when every node refused it.
+  // when every node refused it, with the last one's Retry-After.
   if (statusCode === 429 || (isGatewayError(error) && error.code === GrpcCode.ResourceExhausted)) {
     const message = isGatewayError(error) ? error.message : 'chain node rate-limited this read'
-    return { ok: false, error: new ChainStatusError(GrpcCode.ResourceExhausted, message), tryNext: true }
+    const headers: Record<string, string> = retryAfterMs === undefined ? {} : { 'retry-after': String(Math.ceil(retryAfterMs / 1000)) }
+    return { ok: false, error: new ChainStatusError(GrpcCode.ResourceExhausted, message, headers), tryNext: true }
   }
   if (isGatewayError(error)) return { ok: false, error: new ChainStatusError(error.code, error.message), tryNext: false }
   return { ok: false, error: new ChainUnavailableError(`chain answered ${statusCode} without a gateway error body for ${where}`), tryNext: true }

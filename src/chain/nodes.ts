@@ -17,7 +17,7 @@ export interface ChainNodesOptions {
   readonly log?: NodeLog
   /** How long a node that failed is skipped before it is probed: doubling from initialMs up to maxMs. @default 250 ms to 5 s */
   readonly backoff?: { readonly initialMs: number, readonly maxMs: number }
-  /** The clock of the backoff. @default performance.now() and setTimeout */
+  /** The clock of the backoff and of the rate limits' windows. @default performance.now() and setTimeout */
   readonly clock?: Clock | undefined
 }
 
@@ -60,6 +60,8 @@ export class ChainNode {
   overtaken = 0
   /** Until when (clock.now()) it is tried after the nodes no hedge overtook; managed by ChainNodes. */
   demotedUntil = -Infinity
+  /** Until when (clock.now()) it is skipped for its own Retry-After: no answer clears it; managed by ChainNodes. */
+  rateLimitedUntil = -Infinity
 
   constructor (index: number, url: string, pool: Pool.Options) {
     const base = new URL(url)
@@ -87,7 +89,8 @@ export const NO_LOG: NodeLog = { info: () => {}, warn: () => {} }
  * and a node that hangs holds reads in flight, so new reads go elsewhere at once. A node that
  * a hedge overtook in the last OVERTAKEN_DEMOTES_MS comes after the others: a node that
  * stalls on some of its answers then takes few reads, and a stalled read costs its hedge's
- * delay.
+ * delay. A node that refused a read for its load is tried after all the others until its
+ * Retry-After (rateLimited), whatever it answers meanwhile.
  */
 export class ChainNodes {
   readonly all: readonly ChainNode[]
@@ -119,9 +122,30 @@ export class ChainNodes {
     let best: ChainNode | undefined
     for (const node of this.all) {
       if (tried.has(node)) continue
-      if (best === undefined || rank(node, best, suits, now) < 0) best = node
+      if (best === undefined || this.#rank(node, best, suits, now) < 0) best = node
     }
     return best
+  }
+
+  /**
+   * Whether the node takes reads now: not down, and not within a rate limit's window. A node
+   * that takes none is still asked when no node does (pick) and by readiness's probe.
+   */
+  takesReads (node: ChainNode): boolean {
+    return node.healthy && !this.#rateLimited(node, this.#clock.now())
+  }
+
+  /**
+   * The node refused a read for its load (429, gRPC ResourceExhausted): skipped until
+   * `retryAfterMs` from now (its Retry-After; the initial backoff when it gave none). Apart
+   * from its health: no answer, probe or poll ends the window sooner, and interleaved 200s
+   * (a token bucket letting some through) do not flap it. One warn line per episode.
+   */
+  rateLimited (node: ChainNode, retryAfterMs: number | undefined): void {
+    const now = this.#clock.now()
+    const until = now + (retryAfterMs ?? this.#initialMs)
+    if (!this.#rateLimited(node, now)) this.#log.warn({ node: node.url, retryInMs: Math.round(until - now) }, 'chain node rate-limited; skipped until its Retry-After')
+    node.rateLimitedUntil = Math.max(node.rateLimitedUntil, until)
   }
 
   /** The node answered (anything but a transport failure): if it was down, it is back. */
@@ -171,6 +195,17 @@ export class ChainNodes {
     await Promise.all(this.all.map(async (node) => node.pool.close()))
   }
 
+  #rateLimited (node: ChainNode, now: number): boolean {
+    return now < node.rateLimitedUntil
+  }
+
+  /** Negative when `a` should be tried before `b` at `now`. */
+  #rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean, now: number): number {
+    const byLimit = Number(this.#rateLimited(a, now)) - Number(this.#rateLimited(b, now))
+    if (byLimit !== 0) return byLimit
+    return rank(a, b, suits, now)
+  }
+
   #schedule (node: ChainNode, down: Down): void {
     // A pending probe never keeps the process alive (the clock's timers do not).
     down.cancel = this.#clock.after(down.retryMs, () => { this.#reprobe(node, down) })
@@ -193,6 +228,7 @@ export const MAX_RETRY_AFTER_MS = 60_000
 /**
  * A Retry-After header (RFC 9110 §10.2.3: seconds, or an HTTP-date) in milliseconds from
  * `now`, at most MAX_RETRY_AFTER_MS; undefined when absent, unreadable or already past.
+ * `now` is wall-clock time, not the Clock's: an HTTP-date is a date, and the Clock is monotonic.
  */
 export function retryAfterMs (header: string | string[] | undefined, now = Date.now()): number | undefined {
   // Node joins no Retry-After: a repeated one arrives as its first.

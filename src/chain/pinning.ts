@@ -1,6 +1,6 @@
 import type { ChainHeads } from './heights.js'
 import type { ChainNodes } from './nodes.js'
-import { LATEST_BLOCK_PATH, withQuery } from './paths.js'
+import { withQuery } from './paths.js'
 import type { Answer, ChainReader, ChainTrace, Query, ReadRequest } from './types.js'
 
 // Heights and pinning (docs/heights-and-cache.md): the readers whose reads are pinned to one
@@ -53,13 +53,16 @@ export class Pinning {
 
   /**
    * A latest-state read at the node's own latest height, from a node that is not lagging;
-   * with the height it was answered at, raised to the served height if the node was behind it.
+   * with the height it was answered at, read again at the served height if the node was
+   * behind it, or told a height no node's head is (ChainHeads.raiseServed).
    */
   async readLatest (path: string, query: Query, trace: ChainTrace | undefined): Promise<Answer> {
     const answer = await this.#answer({ target: withQuery(path, query), latest: true, hedged: true, trace })
     if (answer.height === undefined) return answer
-    const served = this.#heads.serve(answer.height)
-    if (served === answer.height) return answer
+    this.#heads.raiseServed(answer.height)
+    const served = this.#heads.served
+    // Nothing served yet and the answer's height not counted (one implausible answer): as it is.
+    if (served === answer.height || served === 0) return answer
     return { value: await this.#get(path, query, served, trace), height: served }
   }
 
@@ -109,25 +112,26 @@ class FirstAnswerPin implements ChainReader {
 export interface HeadPollOptions {
   readonly nodes: ChainNodes
   readonly heads: ChainHeads
-  /** GET from one node outside the limiter, under its own budget (ChainClient.probe). */
-  readonly probe: (path: string, timeoutMs: number, node: number, trace: ChainTrace | undefined) => Promise<unknown>
-  /** Each node's budget for its answer (at most HEAD_POLL_TIMEOUT_MS). */
-  readonly timeoutMs: number
+  /** GETs LATEST_BLOCK_PATH from one node as the head poll, outside the limiter, under the poll's own budget (ChainClient). */
+  readonly ask: (node: number, trace: ChainTrace | undefined) => Promise<unknown>
 }
 
 interface LatestBlock { block?: { header?: { height?: unknown } | null } | null }
 
-/** Asks every healthy node (every node, when none is) for its latest block, each height told reported to the heads. */
+/**
+ * Asks every node taking reads (every node, when none is: not down, not rate-limited) for its
+ * latest block, each height told reported to the heads.
+ */
 export async function pollHeads (options: HeadPollOptions, trace: ChainTrace | undefined): Promise<void> {
   const { nodes, heads } = options
-  const healthy = nodes.all.filter((node) => node.healthy)
-  const asked = healthy.length > 0 ? healthy : nodes.all
+  const taking = nodes.all.filter((node) => nodes.takesReads(node))
+  const asked = taking.length > 0 ? taking : nodes.all
   await Promise.all(asked.map(async (node) => {
     try {
-      const answer = await options.probe(LATEST_BLOCK_PATH, options.timeoutMs, node.index, trace) as LatestBlock | null
+      const answer = await options.ask(node.index, trace) as LatestBlock | null
       const height = Number(answer?.block?.header?.height)
       // An answer without a height confirms nothing.
-      if (Number.isSafeInteger(height) && height >= 1) heads.observe(node.index, height, true)
+      if (Number.isSafeInteger(height) && height >= 1) heads.observe(node.index, height, 'poll')
     } catch {
       // Down, or not answering: the probe has already reported it to the node set.
     }

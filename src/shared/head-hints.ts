@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { pause, REAL_CLOCK, type Clock } from '../clock.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import type { SharedStore } from './store.js'
 
 // Heads shared across the pool (docs/shared-tier.md, "Heads"). A replica whose node confirms
@@ -19,110 +19,107 @@ export const HEADS_CHANNEL = 'edge-api:1:heads'
 
 /** Blocks beyond EDGE_API_MAX_NODE_LAG a hint may be ahead of this replica's best head and still be looked at. */
 export const HINT_SLACK_BLOCKS = 3
-/** The longest a latest-state read waits for the look a hint started: the look is one head poll (~1–3 ms on a near node). */
-export const HINT_WAIT_MS = 50
 /** After a look that did not confirm a hint, hints are ignored this long: a publisher nobody's nodes agree with costs one look a second. */
 export const HINT_QUIET_MS = 1000
 
 /** What the hints need of this replica's heads (ChainHeads). */
 export interface HintedHeads {
-  /** The highest height any of this replica's nodes has answered (0: none yet). */
+  /** The highest height any of this replica's nodes has told (0: none yet). */
   readonly best: number
-  /** Polls the nodes now, after any poll in flight (which may have asked before the block existed); never rejects. */
-  lookAgain (): Promise<void>
+  /** Calls `listener` each time the best head rises; returns the unsubscribe. */
+  onHead (listener: (height: number) => void): () => void
+  /** Looks at this replica's nodes for a head another replica's told; resolves to whether they have it. */
+  lookFor (height: number): Promise<boolean>
 }
 
 export interface HeadHintsOptions {
   readonly store: SharedStore
+  readonly heads: HintedHeads
   /** EDGE_API_MAX_NODE_LAG: a hint further ahead than this plus HINT_SLACK_BLOCKS is implausible. */
   readonly maxLag: number
   readonly onHint?: (result: HintResult) => void
   readonly log: { warn (fields: object, message: string): void, info (fields: object, message: string): void }
-  /** @default HINT_WAIT_MS */
-  readonly waitMs?: number
   /** @default HINT_QUIET_MS */
   readonly quietMs?: number
-  /** What the reads' wait and the quiet time are timed on. @default REAL_CLOCK */
+  /** What the quiet time is timed on. @default REAL_CLOCK */
   readonly clock?: Clock
 }
 
 /**
- * The pool's heads as hints to this replica: publishes the heads its nodes confirm
- * (confirmed()), looks at its own nodes when another replica's head is ahead, and tells
- * latest-state reads what to wait for (settled()).
+ * The pool's heads as hints to this replica: publishes each new best head of its nodes
+ * (deferred out of the chain exchange that told it), and has its own nodes looked at
+ * (ChainHeads.lookFor) when another replica's head is ahead.
  */
 export class HeadHints {
   readonly #id = randomUUID()
   readonly #store: SharedStore
+  readonly #heads: HintedHeads
   readonly #maxAhead: number
   readonly #onHint: (result: HintResult) => void
   readonly #log: HeadHintsOptions['log']
-  readonly #waitMs: number
   readonly #quietMs: number
   readonly #clock: Clock
-  #heads: HintedHeads | undefined
-  #look: Promise<void> | undefined
+  readonly #unsubscribe: () => void
+  /** The highest height a look is under way for (0: none). */
+  #lookingFor = 0
   #quietUntil = 0
   #rejecting = false
 
+  /** Starts publishing this replica's heads and listening to the pool's. */
   constructor (options: HeadHintsOptions) {
     this.#store = options.store
+    this.#heads = options.heads
     this.#maxAhead = options.maxLag + HINT_SLACK_BLOCKS
     this.#onHint = options.onHint ?? (() => {})
     this.#log = options.log
-    this.#waitMs = options.waitMs ?? HINT_WAIT_MS
     this.#quietMs = options.quietMs ?? HINT_QUIET_MS
     this.#clock = options.clock ?? REAL_CLOCK
+    // The head rose inside a chain exchange: the store hears of it after that exchange's turn.
+    this.#unsubscribe = this.#heads.onHead((height) => { setImmediate(() => { this.#publish(height) }) })
+    this.#store.subscribe(HEADS_CHANNEL, (message) => { this.take(message) })
   }
 
-  /** Starts listening to the pool's heads for `heads` (ChainHeads). */
-  follow (heads: HintedHeads): void {
-    this.#heads = heads
-    this.#store.subscribe(HEADS_CHANNEL, (message) => { this.offer(message) })
-  }
-
-  /** One of this replica's nodes confirmed `height`, above the best head known before: the pool hears of it. */
-  confirmed (height: number): void {
-    this.#store.publish(HEADS_CHANNEL, `${height} ${this.#id}`)
-    this.#onHint('published')
+  /** Stops publishing this replica's heads. */
+  close (): void {
+    this.#unsubscribe()
   }
 
   /**
-   * A head published on the channel. Looked at only if it is another replica's, above this
-   * replica's best head, and not implausibly far above it; never served as such.
+   * Takes a head published on the channel: looked at only if it is another replica's, above
+   * this replica's best head, not implausibly far above it, and above any head a look is
+   * under way for (one for a lower head may have asked before this one existed: a look for
+   * this one follows it). Never served as such. Returns what became of it.
    */
-  offer (message: string): HintResult {
+  take (message: string): HintResult {
     const [text, from] = message.split(' ')
     const height = Number(text)
-    const heads = this.#heads as HintedHeads
-    const best = heads.best
+    const best = this.#heads.best
     let result: HintResult
     if (from === this.#id) return 'published'
-    if (!Number.isSafeInteger(height) || height < 1 || best === 0 || this.#clock.now() < this.#quietUntil) result = 'ignored'
+    if (!Number.isSafeInteger(height) || height < 1 || best === 0 || this.#clock.now() < this.#quietUntil || height <= this.#lookingFor) result = 'ignored'
     else if (height <= best) result = 'behind'
     else if (height - best > this.#maxAhead) result = 'implausible'
     else result = 'looked'
     this.#onHint(result)
     this.#logRejection(result, height, best)
-    if (result === 'looked' && this.#look === undefined) this.#look = this.#lookFor(height, heads)
+    if (result === 'looked') this.#lookFor(height)
     return result
   }
 
-  /** What a latest-state read waits for before it picks its height: the look a hint started, at most waitMs; undefined when none. */
-  settled (): Promise<void> | undefined {
-    const look = this.#look
-    if (look === undefined) return undefined
-    return Promise.race([look, pause(this.#clock, this.#waitMs)])
+  #publish (height: number): void {
+    this.#store.publish(HEADS_CHANNEL, `${height} ${this.#id}`)
+    this.#onHint('published')
   }
 
-  async #lookFor (height: number, heads: HintedHeads): Promise<void> {
-    await heads.lookAgain()
-    const confirmed = heads.best >= height
-    this.#onHint(confirmed ? 'confirmed' : 'unconfirmed')
-    // None of this replica's nodes has it (yet): serve from them as before, and give the
-    // channel a rest so a publisher nobody agrees with cannot keep every read waiting.
-    if (!confirmed) this.#quietUntil = this.#clock.now() + this.#quietMs
-    this.#look = undefined
+  #lookFor (height: number): void {
+    this.#lookingFor = height
+    this.#heads.lookFor(height).then((confirmed) => {
+      this.#onHint(confirmed ? 'confirmed' : 'unconfirmed')
+      // None of this replica's nodes has it (yet): serve from them as before, and give the
+      // channel a rest so a publisher nobody agrees with cannot keep every read waiting.
+      if (!confirmed) this.#quietUntil = this.#clock.now() + this.#quietMs
+      if (this.#lookingFor === height) this.#lookingFor = 0
+    })
   }
 
   /** One warn line when hints start being rejected as implausible, one info line when they are taken again. */

@@ -36,13 +36,19 @@ export interface SharedTier {
 export async function openSharedTier (options: SharedTierOptions): Promise<SharedTier> {
   const { metrics } = options
   const store = await SharedStore.open({ url: options.url, log: options.log, observer: metrics })
-  const hints = new HeadHints({ store, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
-  options.heads.share(hints)
-  hints.follow(options.heads)
+  const hints = new HeadHints({ store, heads: options.heads, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
   let answers: SharedAnswers | undefined
   if (options.cache !== undefined) {
     answers = new SharedAnswers({ store, onLookup: (result) => metrics?.sharedAnswer(result) })
     options.cache.shared = answers
   }
-  return { store, hints, answers, close: () => store.close() }
+  return {
+    store,
+    hints,
+    answers,
+    close: async () => {
+      hints.close()
+      await store.close()
+    }
+  }
 }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { REAL_CLOCK } from '../../src/clock.js'
 import { Deadlines } from '../../src/chain/deadline.js'
 import { ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
 import { startChain } from '../fixtures/chain.js'
@@ -37,7 +38,7 @@ t.test('abortAll ends every request in flight with ChainUnavailableError', async
 })
 
 t.test('a deadline tells a timeout from abortAll, and is forgotten when its work ends', async (t) => {
-  const deadlines = new Deadlines()
+  const deadlines = new Deadlines(REAL_CLOCK)
   const timeout = await deadlines.run(20, async ({ signal, timedOut, timeoutMs }) => {
     t.equal(timeoutMs, 20)
     t.equal(deadlines.size, 1)

@@ -134,3 +134,16 @@ t.test('the observer is told every exchange: node (1-based), outcome and seconds
   t.ok(seconds.every((s) => s >= 0 && s < 5), 'durations in seconds')
   t.ok((seconds[5] as number) >= 0.25, `the timeout took its 300 ms (${seconds[5]} s)`)
 })
+
+t.test('an error answer\'s height header counts for nothing (review A14); a 2xx answer\'s does', async (t) => {
+  const { chain: client, sim } = await startChain(t)
+  sim.fail(NODE, 5, 'not found', 404, { 'grpc-metadata-x-cosmos-block-height': '1000000000' })
+  await t.rejects(client.get(NODE), ChainStatusError)
+  sim.clearFaults()
+  sim.raw(NODE, 502, '<html>bad gateway</html>', { 'grpc-metadata-x-cosmos-block-height': '1000000000' })
+  await t.rejects(client.get(NODE), ChainUnavailableError)
+  t.equal(client.heads.best, 0, 'no head from either: not even a first one')
+  sim.clearFaults()
+  await client.get(NODE)
+  t.equal(client.heads.best, sim.head, 'the 2xx answer\'s height counted')
+})

@@ -266,17 +266,19 @@ t.test('a node that rate-limits (gRPC ResourceExhausted, whatever its HTTP statu
   a.fail(READ, 8, 'rate limit exceeded', 500)
   t.same(await client.get(READ), EPOCH_INFO)
   t.same([a.count(READ), b.count(READ)], [1, 1])
-  t.match(lines, [{ msg: 'chain node down', node: a.url, reason: 'answered 500 (rate-limited: rate limit exceeded)' }])
+  t.match(lines, [{ msg: 'chain node rate-limited; skipped until its Retry-After', node: a.url }])
   t.same(client.nodesUp, [false, true])
 })
 
 t.test('a proxy\'s 429 page sends the read to the next node; with every node refusing, the client gets a 429', async (t) => {
   const { a, b, client } = await twoNodes(t)
-  a.raw(READ, 429, '<html>429 Too Many Requests</html>')
+  a.raw(READ, 429, '<html>429 Too Many Requests</html>', { 'retry-after': '9' })
   t.same(await client.get(READ), EPOCH_INFO)
-  b.raw(READ, 429, '<html>429 Too Many Requests</html>')
+  b.raw(READ, 429, '<html>429 Too Many Requests</html>', { 'retry-after': '7' })
   const error = await client.get(READ).catch((err: unknown) => err) as ChainStatusError
   t.ok(error instanceof ChainStatusError)
   t.equal(error.statusCode, 429)
   t.equal(error.message, 'chain node rate-limited this read')
+  // Every node rate-limited: the one asked last (the first one, skipped until then) answers.
+  t.same(error.headers, { 'retry-after': '9' }, 'with that node\'s Retry-After, for the client')
 })

@@ -33,15 +33,17 @@ async function store (t: Test, redis: RedisServer): Promise<SharedStore> {
   return opened
 }
 
-/** Once B hears what A publishes (its subscription is in place). */
-async function subscribed (a: Replica, b: Replica): Promise<void> {
+/** Once B hears what is published (its subscription is in place). */
+async function subscribed (redis: RedisServer, b: Replica): Promise<void> {
+  const admin = await redis.admin()
   await until(async () => {
-    a.hints.confirmed(100)
+    await admin.publish(HEADS_CHANNEL, '100 someone')
     return b.results.includes('behind')
   }, 'B subscribed')
 }
 
 async function replica (t: Test, redis: RedisServer, height: number, options: { waitMs?: number, quietMs?: number, clock?: ManualClock } = {}): Promise<Replica> {
+  const { waitMs, ...hinting } = options
   const chain = { height, polls: 0, hang: false }
   const results: HintResult[] = []
   const warnings: string[] = []
@@ -54,19 +56,21 @@ async function replica (t: Test, redis: RedisServer, height: number, options: { 
     poll: async () => {
       chain.polls++
       if (chain.hang) await sleep(1000)
-      heads.observe(0, chain.height, true)
-      heads.observe(1, chain.height - 1, true)
-    }
+      heads.observe(0, chain.height, 'poll')
+      heads.observe(1, chain.height - 1, 'poll')
+    },
+    lookWaitMs: waitMs,
+    clock: options.clock
   })
   const hints = new HeadHints({
     store: await store(t, redis),
+    heads,
     maxLag: NODE_LAG,
     onHint: (result) => results.push(result),
     log: { info: () => {}, warn: (_fields, message) => { warnings.push(message) } },
-    ...options
+    ...hinting
   })
-  heads.share(hints)
-  hints.follow(heads)
+  t.teardown(() => { hints.close() })
   await heads.latest()
   return { heads, hints, results, warnings, chain }
 }
@@ -77,14 +81,14 @@ t.test('a head one replica\'s nodes confirm reaches the other at once; its next 
   const a = await replica(t, redis, 100)
   const b = await replica(t, redis, 100)
   // The subscriptions are in place once a publish is heard.
-  await subscribed(a, b)
+  await subscribed(redis, b)
   t.equal(await b.heads.latest(), 100)
 
   // The chain moves; A's poll sees it first and publishes it; B has not polled (its head is fresh for a minute).
   a.chain.height = 101
   b.chain.height = 101
   const pollsBefore = b.chain.polls
-  await a.heads.lookAgain()
+  await a.heads.poll()
   t.ok(a.results.includes('published'), 'A published its new best head')
   await until(() => b.results.includes('looked'), 'B took the hint')
   t.equal(await b.heads.latest(), 101, 'B serves the new head: its own nodes confirmed it')
@@ -102,12 +106,11 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
     await admin.publish(HEADS_CHANNEL, `${100 + 1_000_000} poisoner`)
     return b.results.filter((r) => r === 'implausible').length >= 3
   }, 'three poisoned heads heard')
-  t.equal(b.hints.settled(), undefined, 'nothing for a read to wait for')
-  t.equal(await b.heads.latest(), 100, 'served from its own nodes')
+  t.equal(await b.heads.latest(), 100, 'served from its own nodes, waiting for nothing')
   t.equal(b.chain.polls, polls, 'not even a look')
   t.same(b.warnings, ['shared head ignored: far ahead of every node of this replica'], 'one warning, however many poisoned heads')
-  t.equal(b.hints.offer(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
-  t.equal(b.hints.offer(`${100 + NODE_LAG + HINT_SLACK_BLOCKS} x`), 'looked', 'within it: looked at')
+  t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
+  t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS} x`), 'looked', 'within it: looked at')
 })
 
 t.test('a plausible head no node of this replica has: one look, then a quiet second; reads wait at most waitMs for a look', async (t) => {
@@ -115,16 +118,16 @@ t.test('a plausible head no node of this replica has: one look, then a quiet sec
   if (redis === undefined) return
   const clock = new ManualClock()
   const b = await replica(t, redis, 100, { waitMs: 30, quietMs: 300, clock })
-  t.equal(b.hints.offer('102 other'), 'looked')
+  t.equal(b.hints.take('102 other'), 'looked')
   t.equal(await b.heads.latest(), 100, 'its nodes do not have 102: served at 100')
   t.ok(b.results.includes('unconfirmed'))
-  t.equal(b.hints.offer('102 other'), 'ignored', 'within the quiet time, further hints are ignored')
-  t.equal(b.hints.settled(), undefined, 'and reads wait for nothing')
+  t.equal(b.hints.take('102 other'), 'ignored', 'within the quiet time, further hints are ignored')
+  t.equal(await b.heads.latest(), 100, 'and reads wait for nothing (the manual clock did not move)')
   await clock.advance(299)
-  t.equal(b.hints.offer('102 other'), 'ignored', 'still quiet a millisecond before quietMs')
+  t.equal(b.hints.take('102 other'), 'ignored', 'still quiet a millisecond before quietMs')
   await clock.advance(1)
   b.chain.hang = true
-  t.equal(b.hints.offer('102 other'), 'looked', 'after it, looked at again')
+  t.equal(b.hints.take('102 other'), 'looked', 'after it, looked at again')
   let answered = false
   const held = b.heads.latest().then((height) => { answered = true; return height })
   await clock.advance(29)
@@ -138,15 +141,15 @@ t.test('hints that are not ahead, not numbers, or come before any head of its ow
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const b = await replica(t, redis, 100)
-  t.equal(b.hints.offer('99 other'), 'behind')
-  t.equal(b.hints.offer('100 other'), 'behind')
-  t.equal(b.hints.offer('abc other'), 'ignored')
-  t.equal(b.hints.offer('-5 other'), 'ignored')
+  t.equal(b.hints.take('99 other'), 'behind')
+  t.equal(b.hints.take('100 other'), 'behind')
+  t.equal(b.hints.take('abc other'), 'ignored')
+  t.equal(b.hints.take('-5 other'), 'ignored')
   const fresh = new ChainHeads({ nodeCount: 1, maxLag: NODE_LAG, maxAgeMs: 1000, log: undefined, urls: ['http://a'], poll: async () => {} })
-  const hints = new HeadHints({ store: await store(t, redis), maxLag: NODE_LAG, log: quiet })
-  hints.follow(fresh)
-  t.equal(hints.offer('100 other'), 'ignored', 'no head of its own yet: nothing to judge a hint by')
-  t.equal(hints.offer('100 other'), 'ignored', 'without onHint too')
+  const hints = new HeadHints({ store: await store(t, redis), heads: fresh, maxLag: NODE_LAG, log: quiet })
+  t.teardown(() => { hints.close() })
+  t.equal(hints.take('100 other'), 'ignored', 'no head of its own yet: nothing to judge a hint by')
+  t.equal(hints.take('100 other'), 'ignored', 'without onHint too')
 })
 
 t.test('the eRPC incident: a store restarted with a stale head (or flushed) holds nothing back; heads flow again once it is up', async (t) => {
@@ -154,7 +157,7 @@ t.test('the eRPC incident: a store restarted with a stale head (or flushed) hold
   if (redis === undefined) return
   const a = await replica(t, redis, 100)
   const b = await replica(t, redis, 100)
-  await subscribed(a, b)
+  await subscribed(redis, b)
   await redis.restart()
   const admin = await redis.admin()
   // What a store could hand a restarted pool: an old head, on the channel and in a key.
@@ -164,16 +167,52 @@ t.test('the eRPC incident: a store restarted with a stale head (or flushed) hold
     return b.results.filter((r) => r === 'behind').length >= 2
   }, 'the stale head heard after the restart', { timeoutMs: 5000 })
   for (const r of [a, b]) r.chain.height = 105
-  await b.heads.lookAgain()
+  await b.heads.poll()
   t.equal(await b.heads.latest(), 105, 'a stale head is no floor: each replica serves what its own nodes say')
   // A head published while A's connection was still coming back is lost: the next one goes through.
   const recovered = performance.now()
   await until(async () => {
     for (const r of [a, b]) r.chain.height++
-    await a.heads.lookAgain()
+    await a.heads.poll()
     await sleep(20)
     return b.results.includes('confirmed')
   }, 'a head shared again after the restart', { timeoutMs: 5000, intervalMs: 50 })
   t.comment(`heads shared again ${(performance.now() - recovered).toFixed(0)} ms after the restarted store answered`)
   t.equal(await b.heads.latest(), b.chain.height)
+})
+
+t.test('a head published while a look for a lower one is under way is looked for after it, not dropped; one at or below it joins it', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const b = await replica(t, redis, 100)
+  b.chain.hang = true
+  const polls = b.chain.polls
+  t.equal(b.hints.take('101 other'), 'looked')
+  t.equal(b.hints.take('101 other'), 'ignored', 'the same head: joins the look under way, counted as no look')
+  // 102 exists only once the first look has asked (it hangs for a second).
+  t.equal(b.hints.take('102 other'), 'looked', 'a higher head: a look of its own, after the one under way')
+  b.chain.height = 102
+  b.chain.hang = false
+  await until(() => b.results.filter((r) => r === 'confirmed').length === 2, 'both looks ended', { timeoutMs: 5000 })
+  t.equal(b.chain.polls, polls + 2, 'two polls: the second asked after 102 existed')
+  t.equal(await b.heads.latest(), 102, 'served at the head the second look found')
+  t.same(b.results.filter((r) => r !== 'published'), ['looked', 'ignored', 'looked', 'confirmed', 'confirmed'])
+})
+
+t.test('this replica\'s new heads are published after the exchange that told them, and no more once closed', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const a = await replica(t, redis, 100)
+  const b = await replica(t, redis, 100)
+  await subscribed(redis, b)
+  const before = a.results.filter((r) => r === 'published').length
+  a.heads.observe(0, 101, 'latest')
+  t.equal(a.results.filter((r) => r === 'published').length, before, 'nothing sent from inside the exchange that told the head')
+  await until(() => b.results.includes('looked'), 'B heard 101')
+  t.equal(a.results.filter((r) => r === 'published').length, before + 1, 'published once the exchange\'s turn ended')
+  a.hints.close()
+  const published = before + 1
+  a.heads.observe(0, 102, 'latest')
+  await sleep(50)
+  t.equal(a.results.filter((r) => r === 'published').length, published, 'closed: 102 not published')
 })
