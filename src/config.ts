@@ -49,7 +49,11 @@ export const SETTINGS = {
   /** OpenTelemetry tracing; the OTEL_* variables it reads are in src/tracing/settings.ts. */
   EDGE_API_OTEL_ENABLED: { default: 'false' },
   /** The shared tier's Redis or Valkey (docs/shared-tier.md); unset = each replica on its own. */
-  EDGE_API_REDIS_URL: { unset: 'none' }
+  EDGE_API_REDIS_URL: { unset: 'none' },
+  /** The store's password (requirepass), kept out of the URL so it can come from a secret; a password in the URL wins. */
+  EDGE_API_REDIS_PASSWORD: { unset: 'none' },
+  /** Signs the answers the replicas share (docs/shared-tier.md); unset = a digest that catches foreign values, not forged ones. */
+  EDGE_API_REDIS_SECRET: { unset: 'none' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -122,6 +126,10 @@ export interface Config {
   readonly tracing: TracingSettings | undefined
   /** The shared tier's store, redis:// or rediss:// (docs/shared-tier.md); undefined = none, each replica on its own. */
   readonly redisUrl: string | undefined
+  /** The store's password when the URL carries none (EDGE_API_REDIS_PASSWORD); undefined: the URL's, or none. */
+  readonly redisPassword: string | undefined
+  /** The key shared answers are signed with (HMAC-SHA256); undefined: digested only. */
+  readonly redisSecret: string | undefined
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -217,6 +225,8 @@ export function loadConfig (env: Env): Config {
     metricsHost,
     tracing: readTracingSettings(env, warnings),
     redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
+    redisPassword: read('EDGE_API_REDIS_PASSWORD'),
+    redisSecret: redisSecret(read('EDGE_API_REDIS_SECRET')),
     warnings
   }
 }
@@ -276,6 +286,14 @@ function redisUrl (text: string | undefined): string | undefined {
     throw invalid()
   }
   return text
+}
+
+/** The same on every replica of a pool; long enough not to be guessed. The error never repeats it. */
+export const MIN_REDIS_SECRET_LENGTH = 16
+
+function redisSecret (text: string | undefined): string | undefined {
+  if (text === undefined || text.length >= MIN_REDIS_SECRET_LENGTH) return text
+  throw new ConfigError('EDGE_API_REDIS_SECRET', `EDGE_API_REDIS_SECRET is too short (its value is not shown): at least ${MIN_REDIS_SECRET_LENGTH} characters, the same on every replica (example: openssl rand -base64 32)`)
 }
 
 /** The normalised base URL (no trailing slash), or undefined when it is not an http(s) base URL. */

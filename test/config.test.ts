@@ -38,6 +38,8 @@ t.test('defaults', async (t) => {
     metricsHost: '0.0.0.0',
     tracing: undefined,
     redisUrl: undefined,
+    redisPassword: undefined,
+    redisSecret: undefined,
     warnings: []
   })
 })
@@ -53,6 +55,15 @@ t.test('EDGE_API_REDIS_URL: redis:// or rediss://, user, password and database a
     try { loadConfig({ ...base, EDGE_API_REDIS_URL: url }) } catch (err) { message = (err as Error).message }
     t.notMatch(message, /s3cret/, 'the password is not in the message')
   }
+})
+
+t.test('EDGE_API_REDIS_SECRET: none by default; one of 16 characters or more taken; a shorter one refused without showing it', async (t) => {
+  t.equal(loadConfig({ ...base, EDGE_API_REDIS_SECRET: '' }).redisSecret, undefined)
+  t.equal(loadConfig({ ...base, EDGE_API_REDIS_SECRET: 'sixteen chars ok' }).redisSecret, 'sixteen chars ok')
+  refusal(t, { ...base, EDGE_API_REDIS_SECRET: 'short s3cret' }, 'EDGE_API_REDIS_SECRET', /^EDGE_API_REDIS_SECRET is too short \(its value is not shown\): at least 16 characters/)
+  let message = ''
+  try { loadConfig({ ...base, EDGE_API_REDIS_SECRET: 'short s3cret' }) } catch (err) { message = (err as Error).message }
+  t.notMatch(message, /s3cret/)
 })
 
 t.test('tracing: off by default; on with EDGE_API_OTEL_ENABLED and an endpoint; refused naming the variable', async (t) => {
