@@ -75,7 +75,7 @@ t.test('a slow build (300 ms) is paid once: the others are woken by its word, no
   const never = await timed(gaveUp.answers.find('k@9'))
   t.equal(never.value, undefined)
   t.same(gaveUp.results, ['gave_up'], 'no word within its wait: it builds its own')
-  t.ok(never.ms >= 90 && never.ms < 1000, `after its bound (${never.ms.toFixed(0)} ms; 100 ms)`)
+  t.ok(never.ms >= 50 && never.ms < 1000, `after about its bound (${never.ms.toFixed(0)} ms; 100 ms, armed before the look)`)
 
   t.equal(await a.answers.find('k@2'), undefined, 'A claims k@2')
   const own = await timed(a.answers.find('k@2'))
@@ -87,17 +87,20 @@ t.test('a slow build (300 ms) is paid once: the others are woken by its word, no
 t.test('a key whose build is not shared (a 404): its waiters are woken at once, and its next miss costs no wait', async (t) => {
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
-  const [a, b, c] = [await replica(t, redis), await replica(t, redis), await replica(t, redis)]
+  // B waits up to 5 s: woken within a second says it was the word, not the end of its wait.
+  const [a, b, c] = [await replica(t, redis), await replica(t, redis, { waitMs: 5000 }), await replica(t, redis)]
   t.equal(await a.answers.find('/v1/bls/signatures/x@5'), undefined, 'A claims it')
-  const waiting = timed(b.answers.find('/v1/bls/signatures/x@5'))
+  const waiting = b.answers.find('/v1/bls/signatures/x@5')
   await until(async () => (await (await redis.admin()).pubSubNumSub('edge-api:2:answers'))['edge-api:2:answers'] === 3, 'all subscribed')
   // Another program's message on the channel, then the builder's word.
   await (await redis.admin()).publish('edge-api:2:answers', 'nonsense')
-  setTimeout(() => { a.answers.release('/v1/bls/signatures/x@5') }, 100)
-  const woken = await waiting
-  t.equal(woken.value, undefined, 'B builds its own')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const released = performance.now()
+  a.answers.release('/v1/bls/signatures/x@5')
+  t.equal(await waiting, undefined, 'B builds its own')
+  const woken = performance.now() - released
   t.same(b.results, ['released'])
-  t.ok(woken.ms < 500, `woken by A's word (${woken.ms.toFixed(0)} ms), not at the end of its wait`)
+  t.ok(woken < 1000, `woken by A's word ${woken.toFixed(0)} ms after it, not at the end of its 5 s wait`)
   const next = await timed(c.answers.find('/v1/bls/signatures/x@5'))
   t.equal(next.value, undefined)
   t.same(c.results, ['claimed'], 'the claim was let go: the next miss claims it')

@@ -151,7 +151,7 @@ t.test('a store that never was: the replica is not held up, the password never l
   t.equal(attempt.value, undefined)
   t.ok(attempt.ms < 50, `a miss at once (${attempt.ms.toFixed(2)} ms)`)
   await store.close()
-  t.same(lines.map((l) => l.message.split(';')[0]), ['shared store down', 'shared subscription down'], 'one line for each connection, however many attempts the client makes')
+  t.same(lines.map((l) => l.message.split(';')[0]).sort(), ['shared store down', 'shared subscription down'], 'one line for each connection, however many attempts the client makes')
   t.match(lines[0]?.fields.store, `redis://***@127.0.0.1:${port}`)
   t.notMatch(JSON.stringify(lines), /s3cret/, 'the password is never logged')
 })
@@ -204,40 +204,6 @@ t.test('a stall of the replica\'s own event loop is not the store\'s timeout; a 
   t.equal(await frozen, undefined, 'a frozen store: a miss all the same')
   t.ok(performance.now() - started < 1000, 'after one more deadline, not an open-ended wait')
   t.ok(seen.operations.includes('get timeout'))
-})
-
-t.test('a store that comes up after the replica: the subscription made before it answers is heard once it does (fails with the old options: no offline queue, no re-subscription on \'ready\')', async (t) => {
-  if (!requireTool(t, 'redis-server', WHY)) return
-  const redis = await RedisServer.reserve()
-  t.teardown(async () => { await redis.stop() })
-  const { log, lines } = recorder()
-  const seen = observer()
-  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 1000 })
-  t.teardown(() => store.close())
-  const heard: string[] = []
-  store.subscribe('heads', (message) => heard.push(message))
-  await until(() => store.state === 'down' && !store.hearing, 'both connections down')
-  // Several failed attempts: the one that flushed the queued SUBSCRIBE came first.
-  await new Promise((resolve) => setTimeout(resolve, 600))
-  await redis.launch()
-  await until(() => store.state === 'up' && store.hearing, 'both up once the store is', { timeoutMs: 5000 })
-  const admin = await redis.admin()
-  await until(async () => {
-    await admin.publish('heads', 'h')
-    return heard.length > 0
-  }, 'a message published after the store came up is heard')
-  t.same(await admin.pubSubNumSub('heads'), { heads: 1 }, 'subscribed on the store')
-  t.same(seen.subscription, ['down', 'up'], 'its state told: down, then up')
-  t.ok(lines.some((l) => l.level === 'info' && l.message.startsWith('shared subscription up')), 'and logged')
-
-  // Killed and restarted: the client subscribes again, as before.
-  await redis.restart()
-  await until(() => seen.subscription.length >= 4 && store.hearing, 'the subscription down, then up again', { timeoutMs: 5000 })
-  heard.length = 0
-  await until(async () => {
-    await admin.publish('heads', 'again')
-    return heard.includes('again')
-  }, 'heard after the restart')
 })
 
 t.test('writes in the background do not judge the store: a frozen store times out a hundred sets and stays up until reads time out', async (t) => {
