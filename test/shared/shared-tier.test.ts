@@ -49,6 +49,13 @@ t.test('two replicas, one store: the second one\'s miss is served from the first
   t.match(scrape, /edge_api_shared_operations_total\{operation="get",result="ok"\} [1-9]/)
   t.match(scrape, /edge_api_cache_requests_total\{route="\/v1\/epochs\/[^"]+",result="shared"\} 1\b/)
   t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_heads_total\{result="published"\} [1-9]/, 'A published the head its node confirmed')
+
+  // A 404 is not shared: its claim is released, and B's miss of the same key claims it at once.
+  const absent = await a.app.inject({ method: 'GET', url: '/v1/participants/gonka1unknown' })
+  t.equal(absent.statusCode, 404)
+  await until(async () => /edge_api_shared_operations_total\{operation="release",result="ok"\} 1\b/.test(await a.metrics?.scrape() ?? ''), 'A released its claim')
+  t.equal((await b.app.inject({ method: 'GET', url: '/v1/participants/gonka1unknown' })).statusCode, 404)
+  t.match(await b.metrics?.scrape() ?? '', /edge_api_shared_answers_total\{result="claimed"\} 1\b/, 'B claimed it: no wait on a build that will not be shared')
 })
 
 t.test('with no answer cache (EDGE_API_CACHE_SIZE=0) heads are still shared, answers are not', async (t) => {
