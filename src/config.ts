@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
 import { ConfigError } from './errors.js'
+import { readStoreSettings, type StoreSettings } from './config/store-settings.js'
 import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
 
 /** One setting edge-api reads from its environment. */
@@ -49,7 +50,11 @@ export const SETTINGS = {
   /** OpenTelemetry tracing; the OTEL_* variables it reads are in src/tracing/settings.ts. */
   EDGE_API_OTEL_ENABLED: { default: 'false' },
   /** The shared tier's Redis or Valkey (docs/shared-tier.md); unset = each replica on its own. */
-  EDGE_API_REDIS_URL: { unset: 'none' }
+  EDGE_API_REDIS_URL: { unset: 'none' },
+  /** The store's password (requirepass), kept out of the URL so it can come from a secret; a password in the URL wins. */
+  EDGE_API_REDIS_PASSWORD: { unset: 'none' },
+  /** Signs the answers the replicas share (docs/shared-tier.md); unset = a digest that catches foreign values, not forged ones. */
+  EDGE_API_REDIS_SECRET: { unset: 'none' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -89,7 +94,7 @@ export const MAX_HEDGE_PERCENT = 50
 // A hedge later than this rescues nothing the chain timeout would not (the delay is capped at 1 s anyway).
 export const MAX_HEDGE_MIN_DELAY_MS = 10_000
 
-export interface Config {
+export interface Config extends StoreSettings {
   /** The nodes of one chain, in the order given; at least one. */
   readonly chainRestUrls: readonly string[]
   readonly port: number
@@ -120,8 +125,6 @@ export interface Config {
   readonly metricsHost: string
   /** OpenTelemetry tracing (docs/tracing.md); undefined when it is off, as by default. */
   readonly tracing: TracingSettings | undefined
-  /** The shared tier's store, redis:// or rediss:// (docs/shared-tier.md); undefined = none, each replica on its own. */
-  readonly redisUrl: string | undefined
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -216,7 +219,7 @@ export function loadConfig (env: Env): Config {
     metricsPort,
     metricsHost,
     tracing: readTracingSettings(env, warnings),
-    redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
+    ...readStoreSettings(read),
     warnings
   }
 }
@@ -254,28 +257,6 @@ function resolveChainRestUrls (
   const derived = `http://${match[1] as string}:1317`
   warnings.push(`CHAIN_REST_URL is unset; derived ${derived} from CHAIN_GRPC_URL=${grpc}. Set CHAIN_REST_URL to override`)
   return [derived]
-}
-
-/**
- * The store's URL as given, when it is one the client can connect with: redis:// or
- * rediss://, a host, an optional port, user and password, and an optional database number
- * as its path. The error never repeats the URL: it may hold a password.
- */
-function redisUrl (text: string | undefined): string | undefined {
-  if (text === undefined) return undefined
-  const invalid = (): ConfigError => new ConfigError('EDGE_API_REDIS_URL',
-    'EDGE_API_REDIS_URL is invalid (its value is not shown: it may hold a password): ' +
-    'must be redis://[user:password@]host[:port][/db] or rediss://… (example: redis://redis:6379)')
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw invalid()
-  }
-  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || url.search !== '' || url.hash !== '' || !/^\/?(\d{1,5})?$/.test(url.pathname)) {
-    throw invalid()
-  }
-  return text
 }
 
 /** The normalised base URL (no trailing slash), or undefined when it is not an http(s) base URL. */

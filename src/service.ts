@@ -94,9 +94,12 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     ...options.chain
   })
   // The cache is no readiness dependency: it only ever answers what the chain answered.
-  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
   // Neither is the shared tier: it connects in the background, and the replica serves on its own until it does.
-  const shared = config.redisUrl === undefined ? undefined : await openSharedTier({ url: config.redisUrl, maxLag: config.maxNodeLag, heads: chain.heads, cache, log: options.logger, metrics })
+  const shared = config.redisUrl === undefined
+    ? undefined
+    : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
+  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
+  if (cache !== undefined) cache.shared = shared?.answers
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   metrics?.watch({
     draining: () => readiness.draining,

@@ -33,6 +33,8 @@ export interface PoolAnswers {
   find (key: string): Promise<CachedAnswer | undefined>
   /** Offers an answer this replica built to the pool; never awaited by a client. */
   keep (key: string, answer: CachedAnswer): void
+  /** Says this replica's build of `key` will not be offered (an error): those waiting for it build their own. */
+  release (key: string): void
 }
 
 /**

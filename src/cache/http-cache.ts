@@ -146,7 +146,8 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       // (a bounded wait) before the chain. Those waiting here wait for its answer too.
       const pooled = cache.shared === undefined ? undefined : await cache.shared.find(key)
       if (pooled !== undefined) {
-        cache.set(key, pooled)
+        // The pool shares bytes, not tags: the tag is this key's, as for an answer built here.
+        cache.set(key, { ...pooled, etag })
         done(pooled)
         building.delete(key)
         return sendAnswer(sendResult(reply, route, 'shared'), pooled)
@@ -162,7 +163,8 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
     if (read === undefined) return untagged(request, reply, payload, LATEST_CACHE_CONTROL)
     const height = request.chain.height
     if (reply.statusCode !== 200) {
-      // Errors are never cached, by us or by anyone downstream.
+      // Errors are never cached, by us or by anyone downstream, nor shared: the pool's waiters build their own at once.
+      if (height !== undefined) cache?.shared?.release(keyAt(read.base, height))
       if (height !== undefined) reply.header(BLOCK_HEIGHT_HEADER, String(height))
       reply.removeHeader('etag')
       reply.header('cache-control', 'no-store')

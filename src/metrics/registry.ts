@@ -6,6 +6,7 @@ import { HEDGE_RESULTS, HEDGE_SKIPS, type HedgeResult, type HedgeSkip } from '..
 import { HINT_RESULTS, type HintResult } from '../shared/head-hints.js'
 import { SHARED_LOOKUPS, type SharedLookup } from '../shared/shared-answers.js'
 import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, type StoreObserver, type StoreState } from '../shared/store.js'
+import type { SubscriptionState } from '../shared/subscription.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
 import { SHED_REASONS, type ShedReason } from './labels.js'
@@ -89,6 +90,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   readonly #sharedHeads: Counter<'result'>
   readonly #sharedAnswers: Counter<'result'>
   #sharedUp = 0
+  #subscriptionUp = 0
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, HistogramSeries>()
   readonly #chainChildren = new Map<string, HistogramSeries>()
@@ -218,6 +220,8 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     // The shared tier (docs/shared-tier.md): exported whether it is configured or not, at 0 without it.
     gauge('edge_api_shared_store_up', '1 while the shared tier\'s store answers (EDGE_API_REDIS_URL), 0 while it is connecting, down or unresponsive, or not configured',
       () => this.#sharedUp)
+    gauge('edge_api_shared_subscription_up', '1 while the shared tier\'s subscribing connection holds its channels and answers its pings (heads and built answers heard), 0 otherwise or not configured',
+      () => this.#subscriptionUp)
     this.#sharedOperations = new Counter({
       name: 'edge_api_shared_operations_total',
       help: 'Commands to the shared tier\'s store by operation and result: ok, timeout (past its few-ms deadline), error, skipped (not sent: the store is down or unresponsive)',
@@ -234,7 +238,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     for (const result of HINT_RESULTS) this.#sharedHeads.inc({ result }, 0)
     this.#sharedAnswers = new Counter({
       name: 'edge_api_shared_answers_total',
-      help: 'Answer-cache misses looked up in the shared tier, by result: hit, waited (for the replica building it), claimed (this replica builds it), gave_up (waited, then built), unavailable (the store did not say)',
+      help: 'Answer-cache misses looked up in the shared tier, by result: hit, waited (for the replica building it), claimed (this replica builds it), released (its builder said it will not share it: built here), gave_up (no answer within the wait, then built), unavailable (the store or the network did not say, or no subscription to be woken by)',
       labelNames: ['result'],
       registers
     })
@@ -316,6 +320,10 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
 
   sharedOperation (operation: Operation, result: OperationResult): void {
     this.#sharedOperations.inc({ operation, result })
+  }
+
+  sharedSubscriptionState (state: SubscriptionState): void {
+    this.#subscriptionUp = state === 'up' ? 1 : 0
   }
 
   sharedStoreState (state: StoreState): void {

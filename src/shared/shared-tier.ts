@@ -1,54 +1,96 @@
-import type { AnswerCache } from '../cache/answer-cache.js'
 import type { ChainHeads } from '../chain/heights.js'
+import { NODE_INFO_PATH } from '../chain/paths.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import { HeadHints, type HintResult } from './head-hints.js'
 import { SharedAnswers, type SharedLookup } from './shared-answers.js'
 import { SharedStore, type StoreLog, type StoreObserver } from './store.js'
 
-// The shared tier as the service wires it (docs/shared-tier.md): one store connection, the
-// pool's heads as hints to this replica's ChainHeads, the pool's answers behind its answer
-// cache. service.ts opens it only with EDGE_API_REDIS_URL; without it nothing here is loaded.
+// The shared tier as the service wires it (docs/shared-tier.md): one store, the pool's heads
+// as hints to this replica's ChainHeads, the pool's answers for its answer cache, named by the
+// chain's network (asked of the chain once) and this build's version. service.ts opens it only
+// with EDGE_API_REDIS_URL; without it nothing here is loaded.
 
 export interface SharedTierMetrics extends StoreObserver {
   sharedHead (result: HintResult): void
   sharedAnswer (result: SharedLookup): void
 }
 
+/** What the tier asks of the chain: node_info, for the network answers are named by. */
+export interface NetworkSource {
+  get (path: string): Promise<unknown>
+}
+
 export interface SharedTierOptions {
   /** EDGE_API_REDIS_URL. */
   readonly url: string
+  /** EDGE_API_REDIS_PASSWORD. */
+  readonly password: string | undefined
+  /** EDGE_API_REDIS_SECRET: shared answers are signed with it; undefined: digested only. */
+  readonly secret: string | undefined
   /** EDGE_API_MAX_NODE_LAG: how far ahead a shared head may be and still be looked at. */
   readonly maxLag: number
   readonly heads: ChainHeads
-  /** The answer cache; without one (EDGE_API_CACHE_SIZE=0) answers are not shared, heads still are. */
-  readonly cache: AnswerCache | undefined
+  readonly chain: NetworkSource
+  /** This build (its version and commit): answers of another build are another format. */
+  readonly format: string
+  /** Whether answers are shared (an answer cache to keep them: EDGE_API_CACHE_SIZE > 0); heads always are. */
+  readonly shareAnswers: boolean
   readonly log: StoreLog
   readonly metrics: SharedTierMetrics | undefined
+  /** What the network's retries are timed on. @default REAL_CLOCK */
+  readonly clock?: Clock
 }
 
 export interface SharedTier {
   readonly store: SharedStore
   readonly hints: HeadHints
+  /** The pool's answers, for the answer cache; undefined when answers are not shared. */
   readonly answers: SharedAnswers | undefined
   close (): Promise<void>
 }
 
-/** Loads the client, starts connecting (not waiting for it) and hooks the tier into the heads and the answer cache. */
+/** How long after a failed node_info the network is asked for again. */
+export const NETWORK_RETRY_MS = 1000
+
+/** Loads the client, starts connecting (not waiting for it) and hooks the tier into the heads. */
 export async function openSharedTier (options: SharedTierOptions): Promise<SharedTier> {
   const { metrics } = options
-  const store = await SharedStore.open({ url: options.url, log: options.log, observer: metrics })
+  const clock = options.clock ?? REAL_CLOCK
+  const store = await SharedStore.open({ url: options.url, password: options.password, log: options.log, observer: metrics })
   const hints = new HeadHints({ store, heads: options.heads, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
   let answers: SharedAnswers | undefined
-  if (options.cache !== undefined) {
-    answers = new SharedAnswers({ store, onLookup: (result) => metrics?.sharedAnswer(result) })
-    options.cache.shared = answers
+  let closed = false
+  if (options.shareAnswers) {
+    const network = new ChainNetwork({ chain: options.chain, clock, log: options.log, closed: () => closed })
+    answers = new SharedAnswers({ store, network: () => network.name, format: options.format, secret: options.secret, onLookup: (result) => metrics?.sharedAnswer(result) })
   }
   return {
     store,
     hints,
     answers,
     close: async () => {
+      closed = true
       hints.close()
       await store.close()
     }
+  }
+}
+
+/** The chain's network as its nodes name it (node_info's default_node_info.network), asked until one answers. */
+class ChainNetwork {
+  name: string | undefined
+
+  constructor ({ chain, clock, log, closed }: { chain: NetworkSource, clock: Clock, log: StoreLog, closed: () => boolean }) {
+    const ask = (): void => {
+      chain.get(NODE_INFO_PATH).then((info) => {
+        const network = (info as { default_node_info?: { network?: unknown } } | null)?.default_node_info?.network
+        if (typeof network !== 'string' || network === '') throw new Error('node_info names no network')
+        this.name = network
+        log.info({ network }, 'shared answers named for this chain\'s network')
+      }).catch(() => {
+        if (!closed()) clock.after(NETWORK_RETRY_MS, ask)
+      })
+    }
+    ask()
   }
 }

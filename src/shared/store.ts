@@ -1,7 +1,9 @@
 import type { RedisClientType } from '@redis/client'
-import { KEEPS_ALIVE, REAL_CLOCK, type Clock } from '../clock.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
+import { TIMED_OUT, withinDeadline } from './deadline.js'
+import { Subscription, type SubscriptionObserver } from './subscription.js'
 
-// The shared tier's one connection to its Redis or Valkey (docs/shared-tier.md). The store is
+// The shared tier's connections to its Redis or Valkey (docs/shared-tier.md). The store is
 // never on a request's critical path: every command has a deadline of a few milliseconds, and
 // any failure (down, slow, full, refusing) is an answer of "nothing there" to the caller, who
 // then does what a replica without the store does. The client is node-redis (BENCHMARKS.md,
@@ -10,19 +12,19 @@ import { KEEPS_ALIVE, REAL_CLOCK, type Clock } from '../clock.js'
 /** What a command's caller is told happened to it (edge_api_shared_operations_total). */
 export type OperationResult = 'ok' | 'timeout' | 'error' | 'skipped'
 export const OPERATION_RESULTS: readonly OperationResult[] = ['ok', 'timeout', 'error', 'skipped']
-export type Operation = 'get' | 'set' | 'claim' | 'publish'
-export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'publish']
+export type Operation = 'get' | 'set' | 'claim' | 'release' | 'publish'
+export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'release', 'publish']
 
 /**
- * The store as this replica sees it: connecting (not yet answered), up, down (no
- * connection), unresponsive (connected, its commands past their deadline: frozen or
+ * The store as this replica's command connection sees it: connecting (not yet answered), up,
+ * down (no connection), unresponsive (connected, its reads past their deadline: frozen or
  * overloaded). Only `up` sends commands; `unresponsive` lets one through now and then to see.
  */
 export type StoreState = 'connecting' | 'up' | 'down' | 'unresponsive'
 export const STORE_STATES: readonly StoreState[] = ['connecting', 'up', 'down', 'unresponsive']
 
 /** Told of every command's result and every change of state (src/metrics/ counts them). */
-export interface StoreObserver {
+export interface StoreObserver extends SubscriptionObserver {
   sharedOperation (operation: Operation, result: OperationResult): void
   sharedStoreState (state: StoreState): void
 }
@@ -35,12 +37,16 @@ export interface StoreLog {
 export interface SharedStoreOptions {
   /** EDGE_API_REDIS_URL: never logged as given (redactedUrl). */
   readonly url: string
+  /** EDGE_API_REDIS_PASSWORD: used when the URL carries none. */
+  readonly password?: string
   readonly log: StoreLog
   readonly observer?: StoreObserver
   /** The deadline of every command. @default COMMAND_TIMEOUT_MS */
   readonly commandTimeoutMs?: number
   /** How long an unresponsive store is left alone before one command tries it again. @default RETRY_UNRESPONSIVE_MS */
   readonly retryUnresponsiveMs?: number
+  /** How often the subscribing connection pings the store, so a dead one is seen. @default PING_INTERVAL_MS */
+  readonly pingIntervalMs?: number
   /** What the commands' deadlines and the retry wait are timed on. @default REAL_CLOCK */
   readonly clock?: Clock
 }
@@ -53,36 +59,43 @@ export interface SharedStoreOptions {
  * it saves.
  */
 export const COMMAND_TIMEOUT_MS = 10
-/** Consecutive timeouts that make the store unresponsive: one slow answer is noise, three are a frozen store. */
+/** Consecutive read timeouts that make the store unresponsive: one slow answer is noise, three are a frozen store. */
 export const TIMEOUTS_TO_UNRESPONSIVE = 3
 export const RETRY_UNRESPONSIVE_MS = 1000
-/** Reconnection attempts after the connection is lost: every 250 ms, so a restarted store is used again within a second. */
+/** Reconnection attempts after the connection is lost: every 250 ms, so a restarted store is used again within a second… */
 export const RECONNECT_MS = 250
+/** …plus up to this much at random, so a pool's replicas do not reconnect in lockstep. */
+export const RECONNECT_JITTER_MS = 100
+/** The subscribing connection hears nothing of its own when no block moves: a ping says it is alive. */
+export const PING_INTERVAL_MS = 5000
 
-/** The URL with its password (if any) replaced by ***, for the log. */
+/** Releases `KEYS[1]` only if `ARGV[1]` still holds it: a claim that expired and was taken by another is not theirs to lose. */
+const RELEASE_SCRIPT = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
+
+/** The URL with its whole userinfo (user and password: either may be the secret) replaced by ***, for the log. */
 export function redactedUrl (url: string): string {
   const parsed = new URL(url)
-  if (parsed.password !== '') parsed.password = '***'
+  if (parsed.username !== '' || parsed.password !== '') {
+    parsed.username = '***'
+    parsed.password = ''
+  }
   return parsed.href
 }
 
-type Client = RedisClientType
-
-const TIMED_OUT = Symbol('timed out')
-
-const NO_OBSERVER: StoreObserver = { sharedOperation () {}, sharedStoreState () {} }
+/** Reads are waited for (their timeouts judge the store); writes are sent in the background, their deadline theirs alone. */
+type Kind = 'read' | 'write'
 
 /**
- * The store's connections (one for commands, one subscribed to the channels of
- * subscribe()), their state, one log line per change of it, and commands that never take
- * longer than their deadline nor throw. Connects in the background: a replica starts and
- * serves whether the store is there or not.
+ * The store's connections (one for commands, one subscribed: src/shared/subscription.ts),
+ * their state, one log line per change of it, and commands that never take longer than their
+ * deadline nor throw. Connects in the background: a replica starts and serves whether the
+ * store is there or not.
  */
 export class SharedStore {
-  readonly #client: Client
-  readonly #subscriber: Client
+  readonly #client: RedisClientType
+  readonly #subscription: Subscription
   readonly #log: StoreLog
-  readonly #observer: StoreObserver
+  readonly #observer: StoreObserver | undefined
   readonly #timeoutMs: number
   readonly #retryMs: number
   readonly #clock: Clock
@@ -100,122 +113,106 @@ export class SharedStore {
 
   private constructor (createClient: typeof import('@redis/client').createClient, options: SharedStoreOptions) {
     this.#log = options.log
-    this.#observer = options.observer ?? NO_OBSERVER
+    this.#observer = options.observer
     this.#timeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS
     this.#retryMs = options.retryUnresponsiveMs ?? RETRY_UNRESPONSIVE_MS
     this.#clock = options.clock ?? REAL_CLOCK
     this.#where = redactedUrl(options.url)
-    const clientOptions = {
-      url: options.url,
-      // A command while the connection is down fails at once: nothing waits for a store that is not there.
-      disableOfflineQueue: true,
-      socket: { connectTimeout: 1000, reconnectStrategy: () => RECONNECT_MS }
-    }
-    this.#client = createClient(clientOptions) as unknown as Client
-    this.#subscriber = createClient(clientOptions) as unknown as Client
+    const connection = { url: options.url, password: options.password, socket: { connectTimeout: 1000, reconnectStrategy: () => RECONNECT_MS + Math.floor(Math.random() * RECONNECT_JITTER_MS) } }
+    // A command while the connection is down fails at once: nothing waits for a store that is not there.
+    this.#client = createClient({ ...connection, disableOfflineQueue: true, name: 'edge-api' }) as unknown as RedisClientType
     // The client reports each failed connection attempt as an error event; the state says it once.
     this.#client.on('error', (err: Error) => { this.#become('down', err) })
     this.#client.on('ready', () => { this.#answered() })
-    this.#subscriber.on('error', () => {})
     this.#client.connect().catch(() => {})
-    this.#subscriber.connect().catch(() => {})
+    // The subscriber keeps its offline queue: a SUBSCRIBE made while the store is away waits for it.
+    const subscriber = createClient({ ...connection, name: 'edge-api-sub', pingInterval: options.pingIntervalMs ?? PING_INTERVAL_MS }) as unknown as RedisClientType
+    this.#subscription = new Subscription(subscriber, { log: options.log, observer: options.observer, where: this.#where })
   }
 
   get state (): StoreState {
     return this.#state
   }
 
+  /** Whether this replica hears the channels it subscribed to (see Subscription). */
+  get hearing (): boolean {
+    return this.#subscription.state === 'up'
+  }
+
   /** The value at `key`; undefined when there is none or the store did not say in time. */
   async get (key: string): Promise<string | undefined> {
-    const value = await this.#command('get', () => this.#client.get(key))
+    const value = await this.#command('get', 'read', () => this.#client.get(key))
     return typeof value === 'string' ? value : undefined
   }
 
   /** Stores `value` at `key` for `ttlMs`, in the background: nobody waits for it. */
   set (key: string, value: string, ttlMs: number): void {
-    this.#command('set', () => this.#client.set(key, value, { PX: ttlMs }))
+    this.#command('set', 'write', () => this.#client.set(key, value, { PX: ttlMs }))
   }
 
   /**
-   * Takes `key` for `ttlMs` if nobody holds it (SET NX PX): true when taken, false when
-   * another holds it, undefined when the store did not say in time.
+   * Takes `key` for `owner` for `ttlMs` if nobody holds it (SET NX PX): true when taken,
+   * false when another holds it, undefined when the store did not say in time.
    */
-  async claim (key: string, ttlMs: number): Promise<boolean | undefined> {
-    const reply = await this.#command('claim', () => this.#client.set(key, '1', { NX: true, PX: ttlMs }))
+  async claim (key: string, owner: string, ttlMs: number): Promise<boolean | undefined> {
+    const reply = await this.#command('claim', 'read', () => this.#client.set(key, owner, { NX: true, PX: ttlMs }))
     return reply === undefined ? undefined : reply === 'OK'
+  }
+
+  /** Deletes `key` if `owner` still holds it (compare-and-delete), in the background. */
+  release (key: string, owner: string): void {
+    this.#command('release', 'write', () => this.#client.eval(RELEASE_SCRIPT, { keys: [key], arguments: [owner] }))
   }
 
   /** Publishes `message` on `channel`, in the background. */
   publish (channel: string, message: string): void {
-    this.#command('publish', () => this.#client.publish(channel, message))
+    this.#command('publish', 'write', () => this.#client.publish(channel, message))
   }
 
-  /** Calls `listener` with each message on `channel` (resubscribed after a reconnection by the client). */
+  /** Calls `listener` with each message on `channel`, from whenever the store first answers. */
   subscribe (channel: string, listener: (message: string) => void): void {
-    this.#subscriber.subscribe(channel, listener).catch(() => {})
+    this.#subscription.subscribe(channel, listener)
   }
 
   /** Closes both connections (after the drain: nothing is waiting on them). */
   async close (): Promise<void> {
     this.#closed = true
-    for (const client of [this.#client, this.#subscriber]) client.destroy()
+    this.#client.destroy()
+    this.#subscription.close()
   }
 
-  async #command<T> (operation: Operation, send: () => Promise<T>): Promise<T | undefined> {
-    if (!this.#sendable()) {
-      this.#observer.sharedOperation(operation, 'skipped')
-      return undefined
-    }
-    // The deadline is ours, not the client's: node-redis's command timeout only covers a
-    // command not yet written, and a frozen store has every command written and none
-    // answered (BENCHMARKS.md, "Redis client"). A reply after the deadline is dropped.
-    // The deadline is judged after the I/O already waiting has been read (setImmediate runs
-    // after the poll phase): when this replica's own event loop stalls past the deadline, a
-    // reply that arrived meanwhile wins, and a busy replica does not take its own delay for
-    // a frozen store (on the loaded test machine that tripped the store "unresponsive").
-    // A timer that fires more than a deadline late says this replica's own event loop stalled
-    // (a GC pause, a long tick): the command may not even have been written yet, so the store
-    // gets its deadline once more, from now, before it is judged.
-    // The deadline's timer keeps the process alive, as the command's own socket does.
-    let cancelTimer!: () => void
-    let immediate: NodeJS.Immediate | undefined
-    const startedAt = this.#clock.now()
-    let extended = false
-    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-      const due = (): void => {
-        if (!extended && this.#clock.now() - startedAt > 2 * this.#timeoutMs) {
-          extended = true
-          cancelTimer = this.#clock.after(this.#timeoutMs, due, KEEPS_ALIVE)
-          return
-        }
-        immediate = setImmediate(resolve, TIMED_OUT)
-      }
-      cancelTimer = this.#clock.after(this.#timeoutMs, due, KEEPS_ALIVE)
-    })
-    const sent = send()
+  async #command<T> (operation: Operation, kind: Kind, send: () => Promise<T>): Promise<T | undefined> {
+    if (!this.#sendable()) return this.#counted(operation, 'skipped')
     try {
-      const reply = await Promise.race([sent, deadline])
-      // A rejection after the deadline is the race's, which has handled it: none goes unhandled.
+      const reply = await withinDeadline(send(), this.#clock, this.#deadlineOf(kind))
       if (reply === TIMED_OUT) {
-        this.#observer.sharedOperation(operation, 'timeout')
-        if (++this.#timeouts >= TIMEOUTS_TO_UNRESPONSIVE) {
-          this.#retryAt = this.#clock.now() + this.#retryMs
-          this.#become('unresponsive')
-        }
-        return undefined
+        if (kind === 'read') this.#timedOut()
+        return this.#counted(operation, 'timeout')
       }
-      this.#observer.sharedOperation(operation, 'ok')
       this.#answered()
+      this.#observer?.sharedOperation(operation, 'ok')
       return reply
     } catch {
       // Refused (full: OOM, a read-only replica, a command not allowed), or the connection
       // lost: the 'error' event says which, once.
-      this.#observer.sharedOperation(operation, 'error')
-    } finally {
-      cancelTimer()
-      clearImmediate(immediate)
+      return this.#counted(operation, 'error')
     }
+  }
+
+  /** A write of up to MAX_SHARED_BYTES takes ~8 ms on 1 Gb/s before its round trip: ten deadlines, and never judged. */
+  #deadlineOf (kind: Kind): number {
+    return kind === 'read' ? this.#timeoutMs : 10 * this.#timeoutMs
+  }
+
+  #counted (operation: Operation, result: OperationResult): undefined {
+    this.#observer?.sharedOperation(operation, result)
     return undefined
+  }
+
+  #timedOut (): void {
+    if (++this.#timeouts < TIMEOUTS_TO_UNRESPONSIVE) return
+    this.#retryAt = this.#clock.now() + this.#retryMs
+    this.#become('unresponsive')
   }
 
   /** Up: send. Unresponsive: one command once the wait is over (its answer decides). Otherwise: not connected. */
@@ -223,7 +220,6 @@ export class SharedStore {
     if (this.#state === 'unresponsive') {
       if (this.#clock.now() < this.#retryAt) return false
       this.#retryAt = this.#clock.now() + this.#retryMs
-      return this.#client.isReady
     }
     return this.#client.isReady
   }
@@ -237,7 +233,7 @@ export class SharedStore {
     if (state === this.#state || this.#closed) return
     const previous = this.#state
     this.#state = state
-    this.#observer.sharedStoreState(state)
+    this.#observer?.sharedStoreState(state)
     const fields = { store: this.#where, previous, error: err?.message }
     if (state === 'up') this.#log.info(fields, 'shared store up; replicas share heads and answers')
     else if (state === 'down') this.#log.warn(fields, 'shared store down; this replica serves on its own until it is back')

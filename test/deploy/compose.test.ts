@@ -9,6 +9,8 @@ import { loadConfig } from '../../src/config.js'
 const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
 const STACK = composeFiles().find((f) => basename(f) === 'docker-compose.yml') as string
 const SINGLE = composeFiles().find((f) => basename(f) === 'docker-compose.single.yml') as string
+/** The stack's Valkey requires a password (config.env's EDGE_API_REDIS_PASSWORD). */
+const STORE_PASSWORD = { EDGE_API_REDIS_PASSWORD: 'a-test-store-password' }
 
 // docker-compose (Python) needs a second or more per run on a loaded machine.
 t.setTimeout(180_000)
@@ -21,7 +23,7 @@ t.test('docker-compose config -q accepts every compose file, and rejects an inva
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   for (const file of composeFiles()) {
     for (const envFile of [CONFIG_EXAMPLE, undefined]) {
-      const run = composeConfig(file, { envFile, quiet: true })
+      const run = composeConfig(file, { envFile, quiet: true, env: STORE_PASSWORD })
       t.equal(run.status, 0, `${basename(file)} ${envFile === undefined ? 'with defaults' : 'with config.env.example'}: ${run.stderr}`)
     }
   }
@@ -34,7 +36,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   for (const file of composeFiles()) {
     for (const envFile of [CONFIG_EXAMPLE, undefined]) {
-      const services = parseServices(composeConfig(file, { envFile }).stdout)
+      const services = parseServices(composeConfig(file, { envFile, env: STORE_PASSWORD }).stdout)
       const edgeApis = [...services.values()].filter((s) => s.environment.EDGE_API_SHUTDOWN_BUDGET !== undefined)
       t.ok(edgeApis.length >= 1, `${basename(file)} has edge-api services`)
       t.same(graceViolations(services), [], `${basename(file)}: every edge-api service outlives its drain`)
@@ -49,7 +51,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
     [SINGLE, { EDGE_API_SHUTDOWN_BUDGET: '3m' }]
   ]
   for (const [file, env] of broken) {
-    const problems = graceViolations(parseServices(composeConfig(file, { envFile: CONFIG_EXAMPLE, env }).stdout))
+    const problems = graceViolations(parseServices(composeConfig(file, { envFile: CONFIG_EXAMPLE, env: { ...STORE_PASSWORD, ...env } }).stdout))
     t.equal(problems.length, file === STACK ? 3 : 1, `${basename(file)} with ${JSON.stringify(env)} is reported: ${problems.join('; ')}`)
   }
   t.match(graceViolations(new Map([['x', { environment: { EDGE_API_SHUTDOWN_BUDGET: '2m' }, aliases: [], scalars: {} }]])),
@@ -60,7 +62,7 @@ t.test('stop_grace_period exceeds announce + budget on every edge-api service', 
 
 t.test('the stack: replicas in the edge-api-pool alias, the router finds them through DNS', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
-  const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout)
+  const services = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: STORE_PASSWORD }).stdout)
   t.same([...services.keys()].sort(), ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router', 'grafana', 'jaeger', 'prometheus', 'valkey'])
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3']) {
     const s = services.get(name)
@@ -77,7 +79,7 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
   for (const name of ['edge-api-1', 'edge-api-2', 'edge-api-3', 'edge-api-router']) {
     t.equal(services.get(name)?.environment.EDGE_API_EXPOSE_OPTIONAL_ROUTES, 'false', `${name}: the optional routes are off by default`)
   }
-  const exposed = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } }).stdout)
+  const exposed = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { ...STORE_PASSWORD, EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' } }).stdout)
   t.same(['edge-api-1', 'edge-api-router'].map((name) => exposed.get(name)?.environment.EDGE_API_EXPOSE_OPTIONAL_ROUTES), ['true', 'true'],
     'one switch opens them on the replicas and the router alike')
   t.equal(router?.environment.EDGE_API_POOL_HOST, 'edge-api-pool')
@@ -86,13 +88,19 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
   // The shared tier's store: Valkey, nothing persisted, bounded memory, not published.
   const valkey = services.get('valkey')
   t.match(valkey?.scalars.image, /^valkey\/valkey:\d+\.\d+/, 'the official valkey image')
-  const store = parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout).services.valkey as { command: string[], ports?: unknown }
-  t.same(store.command, ['valkey-server', '--save', '', '--appendonly', 'no', '--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'], 'no snapshot, no AOF: a restart starts empty; least recently used out at 256mb')
+  const store = parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: STORE_PASSWORD }).stdout).services.valkey as { command: string[], ports?: unknown, environment: Record<string, string> }
+  t.same(store.command, ['sh', '-c', 'exec valkey-server --requirepass "$$EDGE_API_REDIS_PASSWORD" --save \'\' --appendonly no --maxmemory "$$EDGE_API_VALKEY_MAXMEMORY" --maxmemory-policy allkeys-lru'],
+    'a password; no snapshot, no AOF: a restart starts empty; least recently used out')
+  t.same(store.environment, { EDGE_API_REDIS_PASSWORD: STORE_PASSWORD.EDGE_API_REDIS_PASSWORD, EDGE_API_VALKEY_MAXMEMORY: '256mb' }, 'the password from config.env, not from this file')
+  t.equal(services.get('edge-api-1')?.environment.EDGE_API_REDIS_PASSWORD, STORE_PASSWORD.EDGE_API_REDIS_PASSWORD, 'and the replicas use the same')
+  const open = composeConfig(STACK, { envFile: CONFIG_EXAMPLE })
+  t.not(open.status, 0, 'without a password the stack does not start')
+  t.match(open.stderr, /EDGE_API_REDIS_PASSWORD is required by the stack's valkey/, 'and says which variable to set')
   t.equal(store.ports, undefined, 'not published on the host')
-  const off = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { EDGE_API_REDIS_URL: '' } }).stdout)
+  const off = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { ...STORE_PASSWORD, EDGE_API_REDIS_URL: '' } }).stdout)
   t.equal(off.get('edge-api-1')?.environment.EDGE_API_REDIS_URL, '', 'EDGE_API_REDIS_URL= (empty) turns the shared tier off')
 
-  const overridden = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { CHAIN_REST_URL: 'http://chain.internal:1317', EDGE_API_DRAIN_ANNOUNCE: '10s' } }).stdout)
+  const overridden = parseServices(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { ...STORE_PASSWORD, CHAIN_REST_URL: 'http://chain.internal:1317', EDGE_API_DRAIN_ANNOUNCE: '10s' } }).stdout)
   t.equal(overridden.get('edge-api-2')?.environment.CHAIN_REST_URL, 'http://chain.internal:1317')
   t.equal(overridden.get('edge-api-2')?.environment.EDGE_API_DRAIN_ANNOUNCE, '10s')
 })
@@ -100,7 +108,7 @@ t.test('the stack: replicas in the edge-api-pool alias, the router finds them th
 t.test('the optional Prometheus scrapes every replica\'s metrics port through Docker DNS; nothing publishes that port', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], volumes?: string[], image?: string }
-  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout) as { services: Record<string, Service> }).services
+  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: STORE_PASSWORD }).stdout) as { services: Record<string, Service> }).services
   const prometheus = services.prometheus as Service
   t.same(prometheus.profiles, ['metrics'], 'started only with --profile metrics')
   t.match(prometheus.image, /^prom\/prometheus:v3\./)
@@ -131,7 +139,7 @@ t.test('the optional Prometheus scrapes every replica\'s metrics port through Do
 t.test('the optional Grafana: the metrics profile, Prometheus as its data source, the dashboard provisioned', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], volumes?: string[], image?: string, depends_on?: Record<string, unknown> }
-  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE }).stdout) as { services: Record<string, Service> }).services
+  const services = (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: STORE_PASSWORD }).stdout) as { services: Record<string, Service> }).services
   const grafana = services.grafana as Service
   t.same(grafana.profiles, ['metrics'], 'started with Prometheus, by --profile metrics')
   t.match(grafana.image, /^grafana\/grafana:\d+\./)
@@ -162,7 +170,7 @@ t.test('the optional Grafana: the metrics profile, Prometheus as its data source
 t.test('the optional Jaeger (tracing profile) receives the replicas\' spans over OTLP/gRPC, once tracing is switched on', async (t) => {
   if (!requireTool(t, 'docker-compose', 'the compose checks')) return
   type Service = { environment?: Record<string, string>, ports?: string[], profiles?: string[], image?: string }
-  const config = (env: Record<string, string>) => (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env }).stdout) as { services: Record<string, Service> }).services
+  const config = (env: Record<string, string>) => (parse(composeConfig(STACK, { envFile: CONFIG_EXAMPLE, env: { ...STORE_PASSWORD, ...env } }).stdout) as { services: Record<string, Service> }).services
   const services = config({})
   const jaeger = services.jaeger as Service
   t.same(jaeger.profiles, ['tracing'], 'started only with --profile tracing')

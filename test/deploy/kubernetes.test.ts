@@ -37,7 +37,8 @@ t.test('the shipped manifests', async (t) => {
     'pdb.yaml PodDisruptionBudget',
     'service.yaml Service',
     'valkey.yaml Deployment',
-    'valkey.yaml Service'
+    'valkey.yaml Service',
+    'valkey.yaml NetworkPolicy'
   ])
   t.same(kustomizationProblems(), [], 'kustomization.yaml lists every manifest; hpa/ is a Component it names')
 })
@@ -47,9 +48,26 @@ t.test('the shared tier\'s Valkey: EDGE_API_REDIS_URL names its Service; nothing
   const port = service.spec.ports[0].port as number
   t.equal(configData(manifests).EDGE_API_REDIS_URL, `redis://edge-api-valkey:${port}`, 'the ConfigMap points the pods at it')
   const valkey = find(manifests, 'Deployment', 'edge-api-valkey')
-  t.same(valkey.spec.template.spec.containers[0].args, ['valkey-server', '--save', '', '--appendonly', 'no', '--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'])
+  t.same(valkey.spec.template.spec.containers[0].args, ['valkey-server', '--requirepass', '$(VALKEY_PASSWORD)', '--save', '', '--appendonly', 'no', '--maxmemory', '256mb', '--maxmemory-policy', 'allkeys-lru'])
   t.notOk('volumes' in valkey.spec.template.spec, 'no volume: a restart starts empty')
   t.notSame(service.spec.selector, find(manifests, 'Service', 'edge-api').spec.selector, 'edge-api\'s Service does not select it')
+})
+
+t.test('the store protected: one password from a Secret for the store and the pods, answers signed, only edge-api pods admitted', async (t) => {
+  const secretRef = (env: Doc[], name: string): unknown => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef
+  const store = find(manifests, 'Deployment', 'edge-api-valkey').spec.template.spec.containers[0]
+  const pods = container(manifests)
+  t.same(secretRef(store.env, 'VALKEY_PASSWORD'), { name: 'edge-api-shared', key: 'store-password' }, 'the store\'s requirepass from the Secret')
+  t.same(secretRef(pods.env, 'EDGE_API_REDIS_PASSWORD'), { name: 'edge-api-shared', key: 'store-password' }, 'the pods\' password from the same key')
+  t.same(secretRef(pods.env, 'EDGE_API_REDIS_SECRET'), { name: 'edge-api-shared', key: 'answers-key' }, 'the answers\' signing key from the Secret')
+  t.same([configData(manifests).EDGE_API_REDIS_PASSWORD, configData(manifests).EDGE_API_REDIS_SECRET], ['', ''], 'never in the ConfigMap')
+  const policy = find(manifests, 'NetworkPolicy', 'edge-api-valkey')
+  const valkeyPods = find(manifests, 'Deployment', 'edge-api-valkey').spec.template.metadata.labels
+  t.same(policy.spec.podSelector.matchLabels, valkeyPods, 'the policy covers the store\'s pod')
+  t.same(policy.spec.policyTypes, ['Ingress'])
+  const edgeApiPods = find(manifests, 'Deployment', 'edge-api').spec.template.metadata.labels
+  t.same(policy.spec.ingress, [{ from: [{ podSelector: { matchLabels: edgeApiPods } }], ports: [{ port: 'redis', protocol: 'TCP' }] }],
+    'admitting the edge-api pods, on the store\'s port, and nothing else')
 })
 
 t.test('every document validates against the Kubernetes schemas (kubernetes-models)', async (t) => {

@@ -3,12 +3,15 @@ import t, { type Test } from 'tap'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { poll, startPool, type Pool, type PollTotals } from '../fixtures/e2e/pool.js'
 
-// Issue 34's done-when, over real sockets: three replicas of dist/main.js behind the router
-// template's HAProxy, two nodes of one chain (the second a block behind), a block a second,
-// twelve clients each reading /v1/epochs/latest one read after the other and sending
-// nothing special. With the shared tier no read goes backwards across the pool and the chain
-// is asked about once per block; the store killed, restarted empty, frozen, thawed and
-// flushed under that load fails no read. The same pool without the store is bench/shared-tier.ts.
+// Issue 34's and issue 40's done-when, over real sockets: three replicas of dist/main.js behind
+// the router template's HAProxy, two nodes of one chain (the second a block behind), a block a
+// second, twelve clients each on its own connection reading /v1/epochs/latest one read after
+// the other and sending nothing special. The store (a password, signed answers, as shipped)
+// starts 3 s after the replicas, as compose and Kubernetes may start it: once it is up, no read
+// goes backwards across the pool and the chain is asked about once per block, the replicas'
+// concurrent misses settled by the claim; the store killed, restarted empty, frozen, thawed
+// and flushed under that load fails no read. The same pool without the store is
+// bench/shared-tier.ts.
 
 const POLLERS = 12
 const BLOCK_MS = 1000
@@ -19,22 +22,26 @@ function report (t: Test, name: string, totals: PollTotals): void {
   for (const failure of totals.failures) t.comment(`  failed: ${failure}`)
 }
 
-async function pool (t: Test): Promise<Pool | undefined> {
+async function pool (t: Test, storeStartsLate = false): Promise<Pool | undefined> {
   if (!requireTool(t, 'haproxy', 'the shared tier\'s pool test') || !requireTool(t, 'redis-server', 'the shared tier\'s pool test')) return undefined
-  const started = await startPool({ replicas: 3, store: true, blockMs: BLOCK_MS })
+  const started = await startPool({ replicas: 3, store: true, blockMs: BLOCK_MS, storeStartsLate })
   t.teardown(() => started.stop())
   return started
 }
 
-t.test('three replicas, one store: 0 reads backwards, the chain asked about once per block', async (t) => {
-  const stack = await pool(t)
+t.test('the store started 3 s after the replicas: once it is up, 0 reads backwards and the chain asked about once per block', async (t) => {
+  const stack = await pool(t, true)
   if (stack === undefined) return
-  const totals = await poll(stack, { pollers: POLLERS, durationMs: 25_000 })
-  report(t, 'with the store', totals)
+  await sleep(3000)
+  const started = performance.now()
+  await stack.startStore()
+  t.comment(`every replica sharing ${(performance.now() - started).toFixed(0)} ms after the store was started`)
+  const totals = await poll(stack, { pollers: POLLERS, durationMs: 15_000 })
+  report(t, 'store started late', totals)
   t.ok(totals.reads > 1000, 'the pollers kept reading')
   t.equal(totals.failed, 0, 'no read failed')
-  t.equal(totals.backwards, 0, 'no client read an older block than it had read before')
-  t.ok(totals.epochInfoPerBlock <= 1.2, `≤ 1.2 epoch_info requests per block (${totals.epochInfoPerBlock.toFixed(2)}; without the store each replica pays: ~3)`)
+  t.equal(totals.backwards, 0, 'no client read an older block than it had read before (the old subscription: 10.6% backwards)')
+  t.ok(totals.epochInfoPerBlock <= 1.2, `≤ 1.2 epoch_info requests per block (${totals.epochInfoPerBlock.toFixed(2)}; each replica building its own, as with claim() always true: ~3)`)
 })
 
 t.test('the store killed, restarted empty, frozen, thawed and flushed under load: 0 failed reads, shared again within 3 s', async (t) => {

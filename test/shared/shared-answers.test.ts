@@ -1,76 +1,187 @@
 import t, { type Test } from 'tap'
-import { ANSWER_PREFIX, MAX_SHARED_BYTES, SharedAnswers, type SharedLookup } from '../../src/shared/shared-answers.js'
-import { SharedStore } from '../../src/shared/store.js'
+import { AnswerSeal } from '../../src/shared/answer-value.js'
+import { ANSWER_TTL_MS, MAX_SHARED_BYTES, SHARED_PREFIX, SharedAnswers, WAIT_FOR_BUILD_MS, type SharedLookup } from '../../src/shared/shared-answers.js'
+import { SharedStore, type Operation, type OperationResult } from '../../src/shared/store.js'
 import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
 import { until } from '../fixtures/wait.js'
 
 const WHY = 'the shared answers\' tests'
 
 // The pool's answers on a real redis-server: one replica claims a key and builds it, the
-// others find its answer or wait a bounded time for it, then build their own.
+// others find its answer or are woken by its word (built, or released), and nothing is
+// served that this chain's, this format's builder did not make.
 
 const quiet = { info () {}, warn () {} }
-const answer = (text: string) => ({ body: Buffer.from(text), contentType: 'application/json; charset=utf-8', etag: '"tag"' })
+const answer = (text: string, contentType = 'application/json; charset=utf-8') => ({ body: Buffer.from(text), contentType, etag: '"local"' })
+const shared = (text: string) => ({ body: Buffer.from(text), contentType: 'application/json; charset=utf-8', etag: '' })
+const NETWORK = 'gonka-mainnet'
+const FORMAT = '1.0.0+abc'
+const nameOf = (key: string, network = NETWORK, format = FORMAT): string => `${SHARED_PREFIX}${network}:${format}:answer:${key}`
 
-async function replica (t: Test, redis: RedisServer, waitMs?: number): Promise<{ answers: SharedAnswers, results: SharedLookup[], store: SharedStore }> {
+interface Replica { answers: SharedAnswers, results: SharedLookup[], commands: string[], store: SharedStore }
+
+interface ReplicaOptions { network?: string | undefined, format?: string, secret?: string, waitMs?: number, url?: string }
+
+async function replica (t: Test, redis: RedisServer, options: ReplicaOptions = {}): Promise<Replica> {
+  const commands: string[] = []
+  const observer = { sharedOperation: (o: Operation, r: OperationResult) => { commands.push(`${o} ${r}`) }, sharedStoreState () {}, sharedSubscriptionState () {} }
   // A deadline a loaded test machine keeps: these tests are about what is shared, not about deadlines (store.test.ts).
-  const store = await SharedStore.open({ url: redis.url, log: quiet, commandTimeoutMs: 1000 })
+  const store = await SharedStore.open({ url: options.url ?? redis.url, log: quiet, observer, commandTimeoutMs: 1000 })
   t.teardown(() => store.close())
   await until(() => store.state === 'up', 'the store up')
   const results: SharedLookup[] = []
-  return { answers: new SharedAnswers({ store, onLookup: (r) => results.push(r), waitMs }), results, store }
+  const network = 'network' in options ? options.network : NETWORK
+  const answers = new SharedAnswers({ store, network: () => network, format: options.format ?? FORMAT, secret: options.secret, onLookup: (r) => results.push(r), waitMs: options.waitMs })
+  if (options.url === undefined) await until(() => store.hearing, 'subscribed')
+  return { answers, results, commands, store }
 }
 
-t.test('one replica claims and builds; another finds the same bytes, content type and ETag', async (t) => {
+async function timed<T> (work: Promise<T>): Promise<{ value: T, ms: number }> {
+  const started = performance.now()
+  const value = await work
+  return { value, ms: performance.now() - started }
+}
+
+t.test('one replica claims and builds; another finds the same bytes and content type, not its ETag', async (t) => {
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const a = await replica(t, redis)
   const b = await replica(t, redis)
   t.equal(await a.answers.find('/v1/epochs/latest {} @100'), undefined, 'A misses and holds the claim')
+  t.equal(await (await redis.admin()).get(`${SHARED_PREFIX}${NETWORK}:${FORMAT}:building:/v1/epochs/latest {} @100`), await a.store.get(`${SHARED_PREFIX}${NETWORK}:${FORMAT}:building:/v1/epochs/latest {} @100`), 'the claim names its owner')
   a.answers.keep('/v1/epochs/latest {} @100', answer('{"é":1}'))
-  await until(async () => (await (await redis.admin()).exists(ANSWER_PREFIX + '/v1/epochs/latest {} @100')) === 1, 'the answer stored')
-  t.same(await b.answers.find('/v1/epochs/latest {} @100'), answer('{"é":1}'), 'B finds it, byte for byte')
+  await until(async () => (await (await redis.admin()).exists(nameOf('/v1/epochs/latest {} @100'))) === 1, 'the answer stored')
+  t.same(await b.answers.find('/v1/epochs/latest {} @100'), shared('{"é":1}'), 'B finds it, byte for byte; the ETag is B\'s cache\'s to compute')
   t.same([a.results, b.results], [['claimed'], ['hit']])
-  const ttl = await (await redis.admin()).pTTL(ANSWER_PREFIX + '/v1/epochs/latest {} @100')
-  t.ok(ttl > 50_000 && ttl <= 60_000, `kept with a TTL (${ttl} ms), never for ever`)
+  t.notMatch(await (await redis.admin()).get(nameOf('/v1/epochs/latest {} @100')), /"local"/, 'the ETag is not stored')
+  const ttl = await (await redis.admin()).pTTL(nameOf('/v1/epochs/latest {} @100'))
+  t.ok(ttl > ANSWER_TTL_MS - 10_000 && ttl <= ANSWER_TTL_MS, `kept with a TTL (${ttl} ms), never for ever`)
 })
 
-t.test('concurrent misses: the one that did not claim waits for the builder\'s answer, or gives up after its bound', async (t) => {
+t.test('a slow build (300 ms) is paid once: the others are woken by its word, not polling, and a replica never waits on its own claim', async (t) => {
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
-  const a = await replica(t, redis)
-  // B waits long enough for a loaded test machine's timers; C has the default's 60 ms.
-  const b = await replica(t, redis, 1000)
-  const c = await replica(t, redis, 60)
-  t.equal(await a.answers.find('k@1'), undefined)
-  const waiting = b.answers.find('k@1')
-  setTimeout(() => { a.answers.keep('k@1', answer('built once')) }, 15)
-  t.same(await waiting, answer('built once'), 'B waited for A\'s answer instead of asking the chain')
-  t.same(b.results, ['waited'])
+  const [a, b, c] = [await replica(t, redis), await replica(t, redis), await replica(t, redis)]
+  t.equal(await a.answers.find('k@1'), undefined, 'A claims k@1')
+  setTimeout(() => { a.answers.keep('k@1', answer('"built once"')) }, 300)
+  const [fromB, fromC] = await Promise.all([timed(b.answers.find('k@1')), timed(c.answers.find('k@1'))])
+  t.same([fromB.value, fromC.value], [shared('"built once"'), shared('"built once"')], 'B and C serve A\'s answer instead of asking the chain')
+  t.same([b.results, c.results], [['waited'], ['waited']])
+  t.ok(fromB.ms >= 250 && fromB.ms < WAIT_FOR_BUILD_MS, `B waited for the build (${fromB.ms.toFixed(0)} ms), within its bound (${WAIT_FOR_BUILD_MS} ms)`)
+  t.ok(b.commands.length <= 4, `B sent ${b.commands.length} commands while waiting (the look, the claim, its holder, the look once woken), no polling`)
 
-  t.equal(await a.answers.find('k@2'), undefined, 'A claims k@2 and never finishes')
-  const started = performance.now()
-  t.equal(await c.answers.find('k@2'), undefined, 'C builds its own')
-  const waited = performance.now() - started
-  t.ok(waited >= 55 && waited < 1000, `after its bound (${waited.toFixed(0)} ms, 60 ms)`)
-  t.same(c.results, ['gave_up'])
+  const gaveUp = await replica(t, redis, { waitMs: 100 })
+  t.equal(await a.answers.find('k@9'), undefined, 'A claims k@9 and never finishes')
+  const never = await timed(gaveUp.answers.find('k@9'))
+  t.equal(never.value, undefined)
+  t.same(gaveUp.results, ['gave_up'], 'no word within its wait: it builds its own')
+  t.ok(never.ms >= 50 && never.ms < 1000, `after about its bound (${never.ms.toFixed(0)} ms; 100 ms, armed before the look)`)
+
+  t.equal(await a.answers.find('k@2'), undefined, 'A claims k@2')
+  const own = await timed(a.answers.find('k@2'))
+  t.equal(own.value, undefined, 'its own claim still held (its release lost): A builds again')
+  t.ok(own.ms < 200, `at once (${own.ms.toFixed(0)} ms): it never waits on itself`)
+  t.same(a.results, ['claimed', 'claimed', 'claimed', 'claimed'])
 })
 
-t.test('a store that does not answer: a miss at once, the replica builds; oversized and foreign values are not shared', async (t) => {
+t.test('a key whose build is not shared (a 404): its waiters are woken at once, and its next miss costs no wait', async (t) => {
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
-  const a = await replica(t, redis)
-  a.answers.keep('big@1', answer('x'.repeat(MAX_SHARED_BYTES + 1)))
+  // B waits up to 5 s: woken within a second says it was the word, not the end of its wait.
+  const [a, b, c] = [await replica(t, redis), await replica(t, redis, { waitMs: 5000 }), await replica(t, redis)]
+  t.equal(await a.answers.find('/v1/bls/signatures/x@5'), undefined, 'A claims it')
+  const waiting = b.answers.find('/v1/bls/signatures/x@5')
+  await until(async () => (await (await redis.admin()).pubSubNumSub('edge-api:2:answers'))['edge-api:2:answers'] === 3, 'all subscribed')
+  // Another program's message on the channel, then the builder's word.
+  await (await redis.admin()).publish('edge-api:2:answers', 'nonsense')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const released = performance.now()
+  a.answers.release('/v1/bls/signatures/x@5')
+  t.equal(await waiting, undefined, 'B builds its own')
+  const woken = performance.now() - released
+  t.same(b.results, ['released'])
+  t.ok(woken < 1000, `woken by A's word ${woken.toFixed(0)} ms after it, not at the end of its 5 s wait`)
+  const next = await timed(c.answers.find('/v1/bls/signatures/x@5'))
+  t.equal(next.value, undefined)
+  t.same(c.results, ['claimed'], 'the claim was let go: the next miss claims it')
+  t.ok(next.ms < 100, `with no wait (${next.ms.toFixed(0)} ms)`)
+
+  a.answers.keep('big@1', answer(`"${'x'.repeat(MAX_SHARED_BYTES)}"`))
+  await until(async () => a.commands.includes('release ok'), 'an answer too large is released, not stored')
+  t.equal(await (await redis.admin()).exists(nameOf('big@1')), 0)
+})
+
+t.test('values checked before use: a planted, altered, unsigned or non-JSON value is a miss, and the replica builds', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
   const admin = await redis.admin()
-  await admin.set(ANSWER_PREFIX + 'foreign@1', 'no newlines here')
-  t.equal(await a.answers.find('foreign@1'), undefined, 'a value not of our shape is a miss')
-  t.equal(await admin.exists(ANSWER_PREFIX + 'big@1'), 0, 'an answer over 1 MiB is not shared')
+  const secret = 'a secret of the pool, 32 chars..'
+  const a = await replica(t, redis, { secret })
+  const seal = new AnswerSeal(secret)
+  const key = '/v1/participants {} @7'
+  const planted = {
+    'not our shape': 'no newlines here',
+    'a content type not on the list (text/html)': `text/html\n${seal.encode(nameOf(key), answer('<script>1</script>', 'text/html')).split('\n')[1] as string}\n<script>1</script>`,
+    'bytes altered after signing': seal.encode(nameOf(key), answer('{"a":1}')).replace('{"a":1}', '{"a":2}'),
+    'signed for another key': seal.encode(nameOf('/v1/participants {} @8'), answer('{"a":1}')),
+    'made without the secret': new AnswerSeal(undefined).encode(nameOf(key), answer('{"a":1}')),
+    'signed, but not JSON': seal.encode(nameOf(key), answer('{"a":'))
+  }
+  for (const [what, value] of Object.entries(planted)) {
+    await admin.set(nameOf(key), value)
+    await admin.del(`${SHARED_PREFIX}${NETWORK}:${FORMAT}:building:${key}`)
+    t.equal(await a.answers.find(key), undefined, `${what}: not served`)
+  }
+  t.same(a.results, Object.keys(planted).map(() => 'claimed'), 'each time a miss: this replica builds')
+  await admin.set(nameOf(key), seal.encode(nameOf(key), answer('{"a":1}')))
+  t.same(await a.answers.find(key), shared('{"a":1}'), 'a value its pool signed is served')
+  await admin.set(nameOf('text@1'), seal.encode(nameOf('text@1'), answer('ok', 'text/plain; charset=utf-8')))
+  t.same(await a.answers.find('text@1'), { ...shared('ok'), contentType: 'text/plain; charset=utf-8' }, 'text from the list, not parsed')
+})
+
+t.test('another chain\'s or another format\'s answers are neither read nor waited for; a replica that does not know its network shares nothing', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const mainnet = await replica(t, redis)
+  const testnet = await replica(t, redis, { network: 'gonka-testnet' })
+  const upgraded = await replica(t, redis, { format: '1.1.0+def' })
+  const booting = await replica(t, redis, { network: undefined })
+  t.equal(await mainnet.answers.find('/v1/debug/verify/5 {} @5'), undefined)
+  mainnet.answers.keep('/v1/debug/verify/5 {} @5', answer('"mainnet"'))
+  await until(async () => (await (await redis.admin()).exists(nameOf('/v1/debug/verify/5 {} @5'))) === 1, 'mainnet\'s answer stored')
+  t.equal(await testnet.answers.find('/v1/debug/verify/5 {} @5'), undefined, 'testnet builds its own')
+  t.equal(await upgraded.answers.find('/v1/debug/verify/5 {} @5'), undefined, 'so does another build')
+  t.same([testnet.results, upgraded.results], [['claimed'], ['claimed']], 'each claims in its own names: no wait on another chain\'s build')
+  const before = booting.commands.length
+  t.equal(await booting.answers.find('/v1/debug/verify/5 {} @5'), undefined)
+  booting.answers.keep('/v1/debug/verify/5 {} @5', answer('"booting"'))
+  booting.answers.release('/v1/debug/verify/5 {} @5')
+  t.same(booting.results, ['unavailable'])
+  t.equal(booting.commands.length, before, 'no command sent before the network is known')
+})
+
+t.test('a replica that cannot be woken (its subscription refused) does not wait; a store that does not answer: a miss at once', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const admin = await redis.admin()
+  // A user allowed every command but no channel: its SUBSCRIBE is refused.
+  await admin.aclSetUser('deaf', ['on', '>deaf-password', '~*', '+@all', 'resetchannels'])
+  const a = await replica(t, redis)
+  const deaf = await replica(t, redis, { url: redis.url.replace('redis://', 'redis://deaf:deaf-password@') })
+  t.equal(await a.answers.find('k@3'), undefined, 'A claims k@3')
+  const attempt = await timed(deaf.answers.find('k@3'))
+  t.equal(attempt.value, undefined)
+  t.same(deaf.results, ['unavailable'], 'not hearing: builds its own')
+  t.ok(attempt.ms < 200, `at once (${attempt.ms.toFixed(0)} ms)`)
+  await admin.aclSetUser('deaf', ['allchannels'])
+  await admin.sendCommand(['CLIENT', 'KILL', 'USER', 'deaf'])
+  await until(() => deaf.store.hearing, 'allowed the channel and reconnected: the refused subscription asked again', { timeoutMs: 5000 })
   await redis.kill()
   await until(() => a.store.state === 'down', 'the store down')
-  const started = performance.now()
-  t.equal(await a.answers.find('k@3'), undefined)
-  t.ok(performance.now() - started < 50, 'at once (no deadline waited; 50 ms: a loaded machine)')
+  const down = await timed(a.answers.find('k@4'))
+  t.equal(down.value, undefined)
+  t.ok(down.ms < 50, `at once (${down.ms.toFixed(0)} ms; no deadline waited)`)
   t.same(a.results, ['claimed', 'unavailable'])
-  const plain = new SharedAnswers({ store: a.store })
-  t.equal(await plain.find('k@3'), undefined, 'without onLookup too')
+  const plain = new SharedAnswers({ store: a.store, network: () => NETWORK, format: FORMAT })
+  t.equal(await plain.find('k@4'), undefined, 'without onLookup too')
 })

@@ -5,6 +5,7 @@ import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { RedisServer } from '../fixtures/redis-server.js'
 import { until } from '../fixtures/wait.js'
+import { NODE_INFO_PATH } from '../../src/chain/paths.js'
 
 // The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one
 // chain node and one redis-server. The second replica's miss is the first one's answer, same
@@ -20,6 +21,8 @@ t.test('two replicas, one store: the second one\'s miss is served from the first
   const a = await buildTestApp(t, { sim, env })
   const b = await buildTestApp(t, { sim, env })
   for (const r of [a, b]) await until(() => r.logs.some((l) => l.msg?.startsWith('shared store up') === true), 'the store up')
+  for (const r of [a, b]) await until(() => r.logs.some((l) => l.msg?.startsWith('shared answers named') === true && l.network === 'gonka-mainnet'), 'the network known')
+  for (const r of [a, b]) await until(() => r.logs.some((l) => l.msg?.startsWith('shared subscription up') === true), 'the subscription up')
 
   const first = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
   t.equal(first.statusCode, 200)
@@ -27,7 +30,7 @@ t.test('two replicas, one store: the second one\'s miss is served from the first
   // A's answer is written in the background: B looks until it is there (a miss of B would build its own).
   await until(async () => {
     const admin = await redis.admin()
-    return (await admin.keys('edge-api:1:answer:*')).length > 0
+    return (await admin.keys('edge-api:2:*:answer:*')).length > 0
   }, 'A\'s answer in the store')
   const second = await b.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
   t.equal(second.statusCode, 200)
@@ -46,6 +49,13 @@ t.test('two replicas, one store: the second one\'s miss is served from the first
   t.match(scrape, /edge_api_shared_operations_total\{operation="get",result="ok"\} [1-9]/)
   t.match(scrape, /edge_api_cache_requests_total\{route="\/v1\/epochs\/[^"]+",result="shared"\} 1\b/)
   t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_heads_total\{result="published"\} [1-9]/, 'A published the head its node confirmed')
+
+  // A 404 is not shared: its claim is released, and B's miss of the same key claims it at once.
+  const absent = await a.app.inject({ method: 'GET', url: '/v1/participants/gonka1unknown' })
+  t.equal(absent.statusCode, 404)
+  await until(async () => /edge_api_shared_operations_total\{operation="release",result="ok"\} 1\b/.test(await a.metrics?.scrape() ?? ''), 'A released its claim')
+  t.equal((await b.app.inject({ method: 'GET', url: '/v1/participants/gonka1unknown' })).statusCode, 404)
+  t.match(await b.metrics?.scrape() ?? '', /edge_api_shared_answers_total\{result="claimed"\} 1\b/, 'B claimed it: no wait on a build that will not be shared')
 })
 
 t.test('with no answer cache (EDGE_API_CACHE_SIZE=0) heads are still shared, answers are not', async (t) => {
@@ -57,7 +67,7 @@ t.test('with no answer cache (EDGE_API_CACHE_SIZE=0) heads are still shared, ans
   const answer = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
   t.equal(answer.statusCode, 200)
   t.equal(answer.headers['x-cache'], undefined)
-  t.same(await (await redis.admin()).keys('edge-api:1:answer:*'), [])
+  t.same(await (await redis.admin()).keys('edge-api:2:*:answer:*'), [])
 })
 
 t.test('the store gone: edge_api_shared_store_up 0 and the read answered on the replica\'s own', async (t) => {
@@ -72,4 +82,22 @@ t.test('the store gone: edge_api_shared_store_up 0 and the read answered on the 
   t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_store_up 0\b/, 'the gauge says so')
   const answer = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
   t.equal(answer.statusCode, 200, 'and the read is answered all the same')
+})
+
+t.test('a replica whose node does not name its network yet shares no answer, and asks again until it does', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const sim = await startChainSimulator()
+  t.teardown(async () => { await sim.close() })
+  sim.override(NODE_INFO_PATH, { default_node_info: {} })
+  const a = await buildTestApp(t, { sim, env: { EDGE_API_REDIS_URL: redis.url, EDGE_API_CACHE_SIZE: '64MiB' } })
+  await until(() => a.logs.some((l) => l.msg?.startsWith('shared subscription up') === true), 'the subscription up')
+  await until(() => sim.count(NODE_INFO_PATH) >= 2, 'node_info asked again')
+  const first = await a.app.inject({ method: 'GET', url: '/v1/epochs/latest' })
+  t.equal(first.headers['x-cache'], 'miss')
+  t.match(await a.metrics?.scrape() ?? '', /edge_api_shared_answers_total\{result="unavailable"\} 1\b/, 'not looked up in the store: the network is not known')
+  t.same(await (await redis.admin()).keys('edge-api:2:*'), [], 'nor shared')
+  sim.clearFaults()
+  await until(() => a.logs.some((l) => l.msg?.startsWith('shared answers named') === true && l.network === 'gonka-mainnet'), 'the network known once the node names it', { timeoutMs: 5000 })
 })

@@ -1,8 +1,10 @@
 import t from 'tap'
 import { freePorts } from '../fixtures/e2e/replica.js'
-import { redisFor } from '../fixtures/redis-server.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { RedisServer, redisFor } from '../fixtures/redis-server.js'
 import { until } from '../fixtures/wait.js'
-import { redactedUrl, SharedStore, TIMEOUTS_TO_UNRESPONSIVE, type Operation, type OperationResult, type StoreState } from '../../src/shared/store.js'
+import { redactedUrl, SharedStore, TIMEOUTS_TO_UNRESPONSIVE, type StoreObserver, type StoreState } from '../../src/shared/store.js'
+import type { SubscriptionState } from '../../src/shared/subscription.js'
 
 const WHY = 'the shared store\'s tests'
 
@@ -23,14 +25,19 @@ function recorder (): { log: { info: (f: object, m: string) => void, warn: (f: o
   }
 }
 
-function observer (): { operations: string[], states: StoreState[], sharedOperation: (o: Operation, r: OperationResult) => void, sharedStoreState: (s: StoreState) => void } {
+interface Seen extends StoreObserver { operations: string[], states: StoreState[], subscription: SubscriptionState[] }
+
+function observer (): Seen {
   const operations: string[] = []
   const states: StoreState[] = []
+  const subscription: SubscriptionState[] = []
   return {
     operations,
     states,
+    subscription,
     sharedOperation: (operation, result) => { operations.push(`${operation} ${result}`) },
-    sharedStoreState: (state) => { states.push(state) }
+    sharedStoreState: (state) => { states.push(state) },
+    sharedSubscriptionState: (state) => { subscription.push(state) }
   }
 }
 
@@ -40,9 +47,10 @@ async function timed<T> (work: () => Promise<T>): Promise<{ value: T, ms: number
   return { value, ms: performance.now() - started }
 }
 
-t.test('redactedUrl hides the password and nothing else', async (t) => {
-  t.equal(redactedUrl('redis://user:s3cret@cache:6380/2'), 'redis://user:***@cache:6380/2')
-  t.equal(redactedUrl('rediss://:s3cret@cache'), 'rediss://:***@cache')
+t.test('redactedUrl hides the whole userinfo (the secret may be in either slot) and nothing else', async (t) => {
+  t.equal(redactedUrl('redis://user:s3cret@cache:6380/2'), 'redis://***@cache:6380/2')
+  t.equal(redactedUrl('rediss://:s3cret@cache'), 'rediss://***@cache')
+  t.equal(redactedUrl('redis://s3cret@cache'), 'redis://***@cache', 'the password given where the user goes')
   t.equal(redactedUrl('redis://cache:6379'), 'redis://cache:6379')
 })
 
@@ -55,14 +63,19 @@ t.test('up: get, set, claim and publish/subscribe round trips; one log line, wit
   t.teardown(() => store.close())
   t.equal(store.state, 'connecting', 'connects in the background: open() does not wait for it')
   await until(() => store.state === 'up', 'the store up')
-  t.same(lines.map((l) => [l.level, l.message, l.fields.store]), [['info', 'shared store up; replicas share heads and answers', redis.url]])
+  t.same(lines.filter((l) => l.message.startsWith('shared store')).map((l) => [l.level, l.message, l.fields.store]), [['info', 'shared store up; replicas share heads and answers', redis.url]])
   t.same(seen.states, ['up'])
 
   t.equal(await store.get('k'), undefined, 'nothing there')
   store.set('k', 'v', 10_000)
   await until(async () => await store.get('k') === 'v', 'the value set in the background')
-  t.equal(await store.claim('c', 1000), true, 'a free key is claimed')
-  t.equal(await store.claim('c', 1000), false, 'and then held')
+  t.equal(await store.claim('c', 'me', 1000), true, 'a free key is claimed')
+  t.equal(await store.claim('c', 'other', 1000), false, 'and then held')
+  t.equal(await store.get('c'), 'me', 'in its owner\'s name')
+  store.release('c', 'other')
+  store.release('c', 'me')
+  await until(async () => await store.get('c') === undefined, 'released by its owner')
+  t.ok(seen.operations.filter((op) => op === 'release ok').length >= 1)
   const messages: string[] = []
   store.subscribe('chan', (m) => messages.push(m))
   await until(async () => {
@@ -90,7 +103,7 @@ t.test('killed, restarted empty, frozen, thawed: local answers at once, one line
   const down = await timed(() => store.get('k'))
   t.equal(down.value, undefined, 'down: a miss')
   t.ok(down.ms < 50, `and at once (${down.ms.toFixed(2)} ms): no command waits for a store that is not there`)
-  t.equal(await store.claim('c', 1000), undefined, 'a claim says nothing')
+  t.equal(await store.claim('c', 'me', 1000), undefined, 'a claim says nothing')
   t.ok(seen.operations.includes('get skipped'))
 
   const restarted = performance.now()
@@ -119,7 +132,7 @@ t.test('killed, restarted empty, frozen, thawed: local answers at once, one line
   }, 'the store up after the thaw', { timeoutMs: 3000 })
   t.ok(seen.operations.includes('get timeout') && seen.operations.includes('set skipped'))
 
-  t.same(lines.map((l) => `${l.level} ${l.fields.previous as string}→${l.message.split(';')[0] as string}`), [
+  t.same(lines.filter((l) => l.message.startsWith('shared store')).map((l) => `${l.level} ${l.fields.previous as string}→${l.message.split(';')[0] as string}`), [
     'info connecting→shared store up',
     'warn up→shared store down',
     'info down→shared store up',
@@ -138,8 +151,8 @@ t.test('a store that never was: the replica is not held up, the password never l
   t.equal(attempt.value, undefined)
   t.ok(attempt.ms < 50, `a miss at once (${attempt.ms.toFixed(2)} ms)`)
   await store.close()
-  t.equal(lines.length, 1, 'one line, however many attempts the client makes')
-  t.match(lines[0]?.fields.store, `redis://edge:***@127.0.0.1:${port}`)
+  t.same(lines.map((l) => l.message.split(';')[0]).sort(), ['shared store down', 'shared subscription down'], 'one line for each connection, however many attempts the client makes')
+  t.match(lines[0]?.fields.store, `redis://***@127.0.0.1:${port}`)
   t.notMatch(JSON.stringify(lines), /s3cret/, 'the password is never logged')
 })
 
@@ -154,7 +167,7 @@ t.test('full: a write the store refuses (maxmemory, noeviction) is an error coun
   t.teardown(() => store.close())
   await until(() => store.state === 'up', 'the store up')
   store.set('k', 'v'.repeat(1000), 1000)
-  t.equal(await store.claim('c', 1000), undefined, 'a claim the store refuses says nothing')
+  t.equal(await store.claim('c', 'me', 1000), undefined, 'a claim the store refuses says nothing')
   await until(() => seen.operations.includes('set error'), 'the refused write counted')
   t.equal(await store.get('k'), undefined, 'reads still answer')
   t.equal(store.state, 'up', 'a refusal is an answer: the store is up')
@@ -191,4 +204,41 @@ t.test('a stall of the replica\'s own event loop is not the store\'s timeout; a 
   t.equal(await frozen, undefined, 'a frozen store: a miss all the same')
   t.ok(performance.now() - started < 1000, 'after one more deadline, not an open-ended wait')
   t.ok(seen.operations.includes('get timeout'))
+})
+
+t.test('writes in the background do not judge the store: a frozen store times out a hundred sets and stays up until reads time out', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const { log } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 5 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up', 'the store up')
+  redis.freeze()
+  t.teardown(() => { redis.thaw() })
+  for (let i = 0; i < 100; i++) store.set(`k${i}`, 'x'.repeat(1000), 1000)
+  store.publish('chan', 'z')
+  store.release('c', 'me')
+  await until(() => seen.operations.filter((op) => op.endsWith('timeout')).length === 102, 'every write past its deadline')
+  t.equal(store.state, 'up', 'writes timing out do not make it unresponsive (A11)')
+  for (let i = 0; i < TIMEOUTS_TO_UNRESPONSIVE; i++) await store.get('k')
+  t.equal(store.state, 'unresponsive', `${TIMEOUTS_TO_UNRESPONSIVE} reads timing out do`)
+})
+
+t.test('a store that asks for a password: EDGE_API_REDIS_PASSWORD given apart from the URL is used; without it, no command goes through', async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.start({ password: 'a-store-password' })
+  t.teardown(async () => { await redis.stop() })
+  const bare = redis.url.replace(':a-store-password@', '')
+  const { log, lines } = recorder()
+  const store = await SharedStore.open({ url: bare, password: 'a-store-password', log, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up' && store.hearing, 'both connections up with the password')
+  store.set('k', 'v', 10_000)
+  await until(async () => await store.get('k') === 'v', 'commands go through')
+  const refused = await SharedStore.open({ url: bare, log, commandTimeoutMs: 1000 })
+  t.teardown(() => refused.close())
+  await until(() => refused.state === 'down', 'without it: down')
+  t.equal(await refused.get('k'), undefined)
+  t.notMatch(JSON.stringify(lines), /a-store-password/, 'the password is never logged')
 })

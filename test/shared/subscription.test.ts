@@ -1,0 +1,71 @@
+import t from 'tap'
+import { SharedStore, type StoreObserver, type StoreState } from '../../src/shared/store.js'
+import type { SubscriptionState } from '../../src/shared/subscription.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { RedisServer } from '../fixtures/redis-server.js'
+import { until } from '../fixtures/wait.js'
+
+const WHY = 'the shared subscription\'s tests'
+
+// The subscribing connection (through SharedStore, as the tier opens it) against a real
+// redis-server started after it, killed and restarted: heard from whenever the store first
+// answers, its state told. A refused subscription asked again: test/shared/shared-answers.test.ts.
+
+interface Logged { level: 'info' | 'warn', message: string }
+
+function recorder (): { log: { info: (f: object, m: string) => void, warn: (f: object, m: string) => void }, lines: Logged[] } {
+  const lines: Logged[] = []
+  return {
+    lines,
+    log: {
+      info: (_fields, message) => { lines.push({ level: 'info', message }) },
+      warn: (_fields, message) => { lines.push({ level: 'warn', message }) }
+    }
+  }
+}
+
+function observer (): StoreObserver & { subscription: SubscriptionState[], states: StoreState[] } {
+  const subscription: SubscriptionState[] = []
+  const states: StoreState[] = []
+  return {
+    subscription,
+    states,
+    sharedOperation () {},
+    sharedStoreState: (state) => { states.push(state) },
+    sharedSubscriptionState: (state) => { subscription.push(state) }
+  }
+}
+
+t.test('a store that comes up after the replica: the subscription made before it answers is heard once it does (fails with the old options: no offline queue, no re-subscription on \'ready\')', async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.reserve()
+  t.teardown(async () => { await redis.stop() })
+  const { log, lines } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  const heard: string[] = []
+  store.subscribe('heads', (message) => heard.push(message))
+  await until(() => store.state === 'down' && !store.hearing, 'both connections down')
+  // Several failed attempts: the one that flushed the queued SUBSCRIBE came first.
+  await new Promise((resolve) => setTimeout(resolve, 600))
+  await redis.launch()
+  await until(() => store.state === 'up' && store.hearing, 'both up once the store is', { timeoutMs: 5000 })
+  const admin = await redis.admin()
+  await until(async () => {
+    await admin.publish('heads', 'h')
+    return heard.length > 0
+  }, 'a message published after the store came up is heard')
+  t.same(await admin.pubSubNumSub('heads'), { heads: 1 }, 'subscribed on the store')
+  t.same(seen.subscription, ['down', 'up'], 'its state told: down, then up')
+  t.ok(lines.some((l) => l.level === 'info' && l.message.startsWith('shared subscription up')), 'and logged')
+
+  // Killed and restarted: the client subscribes again, as before.
+  await redis.restart()
+  await until(() => seen.subscription.length >= 4 && store.hearing, 'the subscription down, then up again', { timeoutMs: 5000 })
+  heard.length = 0
+  await until(async () => {
+    await admin.publish('heads', 'again')
+    return heard.includes('again')
+  }, 'heard after the restart')
+})
