@@ -93,10 +93,10 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding: () => app.shedding.active },
     ...options.chain
   })
-  // The cache is no readiness dependency: it only ever answers what the chain answered.
-  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
-  // Neither is the shared tier: it connects in the background, and the replica serves on its own until it does.
-  const shared = config.redisUrl === undefined ? undefined : await openSharedTier({ url: config.redisUrl, maxLag: config.maxNodeLag, heads: chain.heads, cache, log: options.logger, metrics })
+  // The shared tier is no readiness dependency: it connects in the background, and the replica serves on its own until it does.
+  const shared = config.redisUrl === undefined ? undefined : await openSharedTier({ url: config.redisUrl, maxLag: config.maxNodeLag, heads: chain.heads, shareAnswers: config.cacheBytes !== 0, log: options.logger, metrics })
+  // Neither is the cache: it only ever answers what the chain answered.
+  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   metrics?.watch({
     draining: () => readiness.draining,

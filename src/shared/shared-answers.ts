@@ -82,6 +82,9 @@ export class SharedAnswers implements PoolAnswers {
     this.#store.set(ANSWER_PREFIX + key, encode(answer), ANSWER_TTL_MS)
   }
 
+  /** The build this replica claimed will not be shared. TODO(shared helper): release the claim this replica owns; a no-op until then. */
+  release (_key: string): void {}
+
   #result (result: SharedLookup, answer: CachedAnswer | undefined): CachedAnswer | undefined {
     this.#onLookup(result)
     return answer

@@ -1,4 +1,3 @@
-import type { AnswerCache } from '../cache/answer-cache.js'
 import type { ChainHeads } from '../chain/heights.js'
 import { HeadHints, type HintResult } from './head-hints.js'
 import { SharedAnswers, type SharedLookup } from './shared-answers.js'
@@ -19,8 +18,8 @@ export interface SharedTierOptions {
   /** EDGE_API_MAX_NODE_LAG: how far ahead a shared head may be and still be looked at. */
   readonly maxLag: number
   readonly heads: ChainHeads
-  /** The answer cache; without one (EDGE_API_CACHE_SIZE=0) answers are not shared, heads still are. */
-  readonly cache: AnswerCache | undefined
+  /** Whether answers are shared: not without an answer cache (EDGE_API_CACHE_SIZE=0); heads still are. */
+  readonly shareAnswers: boolean
   readonly log: StoreLog
   readonly metrics: SharedTierMetrics | undefined
 }
@@ -39,10 +38,6 @@ export async function openSharedTier (options: SharedTierOptions): Promise<Share
   const hints = new HeadHints({ store, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
   options.heads.share(hints)
   hints.follow(options.heads)
-  let answers: SharedAnswers | undefined
-  if (options.cache !== undefined) {
-    answers = new SharedAnswers({ store, onLookup: (result) => metrics?.sharedAnswer(result) })
-    options.cache.shared = answers
-  }
+  const answers = options.shareAnswers ? new SharedAnswers({ store, onLookup: (result) => metrics?.sharedAnswer(result) }) : undefined
   return { store, hints, answers, close: () => store.close() }
 }

@@ -137,7 +137,7 @@ t.test('memory stays within EDGE_API_CACHE_SIZE under 2 500 distinct keys', { ti
 })
 
 t.test('an answer larger than the whole cache is served, not kept', async (t) => {
-  const cache = new AnswerCache(1024)
+  const cache = new AnswerCache({ maxBytes: 1024 })
   cache.set('big', { body: Buffer.alloc(2048), contentType: 'application/json', etag: '"x"' })
   t.equal(cache.get('big'), undefined)
   t.equal(cache.bytes, 0)
@@ -186,7 +186,7 @@ t.test('a miss whose leader failed builds its own answer; a stale head is revali
 })
 
 t.test('evictions are counted without metrics too', async (t) => {
-  const cache = new AnswerCache(1024)
+  const cache = new AnswerCache({ maxBytes: 1024 })
   for (const key of ['a', 'b', 'c']) cache.set(key, { body: Buffer.alloc(300), contentType: 'application/json', etag: '"x"' })
   t.ok(cache.bytes <= 1024)
   t.equal(cache.get('a'), undefined, 'the oldest went')
