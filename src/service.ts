@@ -54,6 +54,8 @@ export interface BuiltService {
   readonly tracing: Tracing | undefined
   /** The shared tier (docs/shared-tier.md); undefined without EDGE_API_REDIS_URL, as by default. */
   readonly shared: SharedTier | undefined
+  /** The answer cache; undefined when EDGE_API_CACHE_SIZE is 0. */
+  readonly cache: AnswerCache | undefined
   /** Closes the app, then the chain client's connections, then flushes the traces (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
@@ -116,7 +118,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     await shared?.close()
     await tracing?.shutdown(FLUSH_BUDGET_MS)
   }
-  return { app, chain, readiness, metrics, build, tracing, shared, close }
+  return { app, chain, readiness, metrics, build, tracing, shared, cache, close }
 }
 
 /**
