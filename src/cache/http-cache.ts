@@ -1,3 +1,4 @@
+import { finished } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import type { ChainClient } from '../chain/client.js'
 import type { ChainReader } from '../chain/types.js'
@@ -107,7 +108,8 @@ class AnswerHooks {
       const height = request.chain.height
       if (latest && height === undefined) return this.#unknownHeight(request, reply, read)
       const key = keyAt(read.base, height)
-      const etag = tagOf(key)
+      // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per hit.
+      const etag = this.#cache?.get(key)?.etag ?? tagOf(key)
       tagAnswer(reply, height, etag)
       if (holdsAnswer(request, etag)) {
         this.#revalidated(reply, route).send()
@@ -136,11 +138,11 @@ class AnswerHooks {
     this.#result(reply, read.route, found.result)
     if (found.result !== 'miss') return this.#send(reply, found.answer)
     read.build = found.build
-    // However the read ends, its build ends: the socket's close always comes, its client gone
-    // or not (Fastify runs no onResponse for a client gone, and a build that fails after that
-    // would hold the key's waiters for good). The answer, if it comes later, is still kept.
-    if (reply.raw.closed) found.build.finish(undefined)
-    else reply.raw.once('close', () => { found.build.finish(undefined) })
+    // However the read ends, its build ends: the response's end always comes, its client gone
+    // or not, and finished() tells it even when it came during the lookup (Fastify runs no
+    // onResponse for a client gone, and a build that failed after that held the key's waiters
+    // for good). The answer, if it comes later, is still kept.
+    finished(reply.raw, () => { found.build.finish(undefined) })
   }
 
   async #built (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {

@@ -48,7 +48,7 @@ async function abandon (url: string, reached: () => boolean): Promise<void> {
 }
 
 t.test('a client gone during a miss whose chain read then fails: the next read of the key is answered at once, not jammed', async (t) => {
-  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '2s' })
+  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '4s' })
   t.equal((await get(`${origin}/v1/participants`)).status, 200, 'the head is known')
   sim.hang(EPOCH_INFO)
   await abandon(`${origin}/v1/epochs/latest`, () => sim.count(EPOCH_INFO) === 1)
@@ -57,15 +57,15 @@ t.test('a client gone during a miss whose chain read then fails: the next read o
   const next = await get(`${origin}/v1/epochs/latest`)
   t.equal(next.status, 200)
   t.equal(next.cache, 'miss', 'built, not waiting on the abandoned build')
-  t.ok(next.ms < 1000, `answered in ${Math.round(next.ms)} ms, within the 2 s chain timeout`)
+  t.ok(next.ms < 2000, `answered in ${Math.round(next.ms)} ms, well within the 4 s chain timeout`)
   t.equal(cache.building, 0, 'nothing left in flight')
   t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
 })
 
 t.test('a fixed key (no height in it) is not jammed by a client gone during its miss', async (t) => {
-  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '2s', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' })
+  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '4s', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' })
   // The first verification starts the worker: on a busy machine it can pass its time limit (503).
-  await until(async () => (await get(`${origin}/v1/debug/verify/${SIGNED_BASE + 1}`)).status === 200, 'the verify worker to start', { timeoutMs: 60_000, intervalMs: 100 })
+  await until(async () => (await get(`${origin}/v1/debug/verify/${SIGNED_BASE + 1}`).catch(() => undefined))?.status === 200, 'the verify worker to start', { timeoutMs: 60_000, intervalMs: 100 })
   const block = `/cosmos/base/tendermint/v1beta1/blocks/${SIGNED_BASE + 2}`
   sim.hang(block)
   await abandon(`${origin}/v1/debug/verify/${SIGNED_BASE + 2}`, () => sim.count(block) === 1)
@@ -73,7 +73,7 @@ t.test('a fixed key (no height in it) is not jammed by a client gone during its 
   const next = await get(`${origin}/v1/debug/verify/${SIGNED_BASE + 2}`)
   t.equal(next.status, 200)
   t.equal(next.cache, 'miss')
-  t.ok(next.ms < 1000, `answered in ${Math.round(next.ms)} ms, within the 2 s chain timeout`)
+  t.ok(next.ms < 2000, `answered in ${Math.round(next.ms)} ms, well within the 4 s chain timeout`)
   t.equal(cache.building, 0)
 })
 
