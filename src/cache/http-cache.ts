@@ -115,8 +115,8 @@ class AnswerHooks {
         this.#revalidated(reply, route).send()
         return
       }
+      if (this.#cache !== undefined) return this.#answer(this.#cache, request, reply, read, key)
       this.#reads.set(request, read)
-      if (this.#cache !== undefined) await this.#answer(this.#cache, reply, read, key)
     }
   }
 
@@ -133,11 +133,13 @@ class AnswerHooks {
     this.#reads.set(request, read)
   }
 
-  async #answer (cache: AnswerCache, reply: FastifyReply, read: CachedRead, key: string): Promise<void> {
+  async #answer (cache: AnswerCache, request: FastifyRequest, reply: FastifyReply, read: CachedRead, key: string): Promise<void> {
     const found = await cache.lookup(key)
     this.#result(reply, read.route, found.result)
+    // Sent as found, tagged already: its onSend has nothing to keep.
     if (found.result !== 'miss') return this.#send(reply, found.answer)
     read.build = found.build
+    this.#reads.set(request, read)
     // However the read ends, its build ends: the response's end always comes, its client gone
     // or not, and finished() tells it even when it came during the lookup (Fastify runs no
     // onResponse for a client gone, and a build that failed after that held the key's waiters
@@ -162,8 +164,8 @@ class AnswerHooks {
     tagAnswer(reply, height, etag)
     // A handler's answer, serialized by its route's schema: a string.
     const answer: CachedAnswer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag }
-    if (read.build !== undefined) read.build.finish(answer)
-    else this.#cache?.set(key, answer)
+    // Kept only by a build: a read without one had no cache, or no height to key it by.
+    read.build?.finish(answer)
     // Built without knowing its height first (no cache, no fresh head): the tag is compared now.
     if (reply.getHeader(CACHE_HEADER) !== undefined || !holdsAnswer(request, etag)) return payload
     this.#revalidated(reply, read.route)

@@ -2,6 +2,9 @@ import t, { type Test } from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
 import { until } from '../fixtures/wait.js'
+import { redisFor } from '../fixtures/redis-server.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { ANSWER_PREFIX } from '../../src/shared/shared-answers.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
 // The hooks over a real socket: a client that leaves during a miss, concurrent misses on their
@@ -100,4 +103,43 @@ t.test('concurrent misses on their own connections cost one build: one miss, the
   t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200])
   t.same(answers.map((a) => a.cache).sort(), ['coalesced', 'coalesced', 'coalesced', 'coalesced', 'coalesced', 'miss'])
   t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
+})
+
+t.test('with a real store: a pooled answer is served with this replica\'s own ETag; one of a content type this service never sends is not served; a failed build releases its claim', async (t) => {
+  const redis = await redisFor(t, 'the pool\'s answers')
+  if (redis === undefined) return
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const replica = async () => buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url } })
+  const admin = await redis.admin()
+  const builder = await replica()
+  const built = await builder.app.inject('/v1/epochs/latest')
+  t.equal(built.headers['x-cache'], 'miss')
+  let key = ''
+  await until(async () => { key = (await admin.keys(`${ANSWER_PREFIX}*`))[0] ?? ''; return key !== '' }, 'the answer to be shared')
+
+  await admin.set(key, 'text/html; charset=utf-8\n"planted"\n<script>alert(1)</script>')
+  const refused = await (await replica()).app.inject('/v1/epochs/latest')
+  t.equal(refused.headers['x-cache'], 'miss', 'not served: built here')
+  t.equal(refused.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(refused.body, built.body)
+  await until(async () => (await admin.get(key))?.startsWith('application/json') === true, 'the answer built here to replace it in the store')
+
+  await admin.set(key, `application/json; charset=utf-8\n"planted\\r"\n${built.body}`)
+  const reader = await replica()
+  const shared = await reader.app.inject('/v1/epochs/latest')
+  t.equal(shared.headers['x-cache'], 'shared')
+  t.equal(shared.headers.etag, built.headers.etag, 'the tag of its key, as every replica makes it')
+  t.equal(shared.body, built.body)
+  const hit = await reader.app.inject('/v1/epochs/latest')
+  t.equal(hit.headers['x-cache'], 'hit')
+  t.equal(hit.headers.etag, built.headers.etag, 'later local hits too: the store\'s tag is never sent')
+
+  const failing = await replica()
+  await failing.app.inject('/v1/participants') // the head is known
+  sim.fail('/', 14, 'down for a moment')
+  t.equal((await failing.app.inject('/v1/epochs/latest')).headers['x-cache'], 'shared', 'the pool still has it')
+  const failed = await failing.app.inject('/v1/restrictions/status')
+  t.equal(failed.statusCode, 503)
+  t.equal(failed.headers['cache-control'], 'no-store')
 })
