@@ -126,8 +126,9 @@ export class ChainHeightUnavailableError extends HttpError {
 export class MinHeightUnavailableError extends HttpError {
   override readonly code = 'EDGE_ERR_MIN_HEIGHT_UNAVAILABLE'
 
-  constructor (minimum: number, best: number, waitedMs: number) {
-    super(503, `no chain node of this replica has reached block ${minimum} (X-Min-Block-Height) within ${waitedMs} ms; its highest is ${best}; retry shortly`, { 'retry-after': '1' })
+  /** `why` completes "no chain node of this replica has reached block N": "within 2000 ms", … */
+  constructor (minimum: number, best: number, why: string) {
+    super(503, `no chain node of this replica has reached block ${minimum} (X-Min-Block-Height) ${why}; its highest is ${best}; retry shortly`, { 'retry-after': '1' })
   }
 }
 

@@ -54,6 +54,8 @@ export interface BuiltService {
   readonly tracing: Tracing | undefined
   /** The shared tier (docs/shared-tier.md); undefined without EDGE_API_REDIS_URL, as by default. */
   readonly shared: SharedTier | undefined
+  /** The answer cache; undefined when EDGE_API_CACHE_SIZE is 0. */
+  readonly cache: AnswerCache | undefined
   /** Closes the app, then the chain client's connections, then flushes the traces (tests and the bench; main.ts just exits). */
   close (): Promise<void>
 }
@@ -93,13 +95,12 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding: () => app.shedding.active },
     ...options.chain
   })
-  // The cache is no readiness dependency: it only ever answers what the chain answered.
-  // Neither is the shared tier: it connects in the background, and the replica serves on its own until it does.
+  // The shared tier is no readiness dependency: it connects in the background, and the replica serves on its own until it does.
   const shared = config.redisUrl === undefined
     ? undefined
     : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
-  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache(config.cacheBytes, metrics)
-  if (cache !== undefined) cache.shared = shared?.answers
+  // Neither is the cache: it only ever answers what the chain answered.
+  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   metrics?.watch({
     draining: () => readiness.draining,
@@ -119,7 +120,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     await shared?.close()
     await tracing?.shutdown(FLUSH_BUDGET_MS)
   }
-  return { app, chain, readiness, metrics, build, tracing, shared, close }
+  return { app, chain, readiness, metrics, build, tracing, shared, cache, close }
 }
 
 /**

@@ -47,7 +47,7 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainAnswerTooLargeError(1, 'x'), 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'],
     [new ChainBadAnswerError('x'), 'EDGE_ERR_CHAIN_BAD_ANSWER'],
     [new ChainHeightUnavailableError('every node is behind'), 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'],
-    [new MinHeightUnavailableError(12, 10, 2000), 'EDGE_ERR_MIN_HEIGHT_UNAVAILABLE'],
+    [new MinHeightUnavailableError(12, 10, 'within 2000 ms'), 'EDGE_ERR_MIN_HEIGHT_UNAVAILABLE'],
     [new ConfigError('EDGE_API_PORT', 'bad'), 'EDGE_ERR_CONFIG'],
     [new ListenError('127.0.0.1', 1, Object.assign(new Error('listen EACCES'), { code: 'EACCES' })), 'EDGE_ERR_LISTEN']
   ]

@@ -23,11 +23,29 @@ export const MIN_HEIGHT_POLL_SPACING_MS = 100
 
 /**
  * A minimum more than EDGE_API_MAX_NODE_LAG plus this many blocks above the best head a poll
- * just confirmed is no height this chain has reached: a 400, not a wait. With gonka's 5–6 s
- * blocks and the default lag of 2, 7 blocks is about 40 s: far more than the few blocks by
- * which two replicas' nodes can honestly disagree, far less than a typo or another chain's height.
+ * just confirmed is beyond this replica's ceiling: its nodes are plausibly behind (catching up
+ * after a restart, another pool ahead), so the read answers 503 with Retry-After at once, for
+ * the client to try another replica, instead of waiting. With gonka's 5–6 s blocks and the
+ * default lag of 2, 7 blocks is about 40 s: more than two replicas' nodes honestly disagree by.
  */
 export const MIN_HEIGHT_AHEAD_BLOCKS = 5
+
+/**
+ * A minimum more than this many times the ceiling is no height of this chain (a typo, another
+ * network's height): a 400, which no retry can cure. Far enough that no replica behind is ever
+ * told so: a replica 10× behind the chain is not catching up, it is on another network.
+ */
+export const MIN_HEIGHT_ABSURD_FACTOR = 10
+
+/**
+ * The most reads that wait for a minimum at once on one replica. Each holds its connection
+ * (behind HAProxy, a `maxconn` slot) for up to MIN_HEIGHT_WAIT_MS without costing the event
+ * loop, so load shedding never sees them; beyond the cap a read answers 503 with Retry-After
+ * at once. 256 two-second waits are far more than the clients of one replica echo a height
+ * it has not reached during a block (a few, for the block in flight), and a small share of a
+ * router's connections.
+ */
+export const MIN_HEIGHT_MAX_WAITERS = 256
 
 // A positive integer of at most 16 digits, as answeredHeight reads the node's own header.
 const HEIGHT = /^[1-9]\d{0,15}$/
@@ -59,7 +77,7 @@ export function documentMinHeight ({ schema, url, route }: { schema: FastifySche
   const header = {
     type: 'string',
     pattern: HEIGHT.source,
-    description: 'The lowest block height the answer may be read at: the X-Block-Height of an earlier answer. Below it this replica waits up to 2 s for its chain nodes, then answers 503 with Retry-After; far above every node\'s head, 400.'
+    description: 'The lowest block height the answer may be read at: the X-Block-Height of an earlier answer. Below it this replica waits up to 2 s for its chain nodes, then answers 503 with Retry-After (at once when this replica is far behind it, or too many reads wait); 400 only for a height no replica can be behind by.'
   }
   return { schema: { ...schema, headers: { type: 'object', properties: { [MIN_HEIGHT_HEADER]: header } } }, url }
 }
@@ -75,22 +93,32 @@ interface Waiter {
  * reads share one loop that asks the nodes for their heads (ChainHeads.poll) at most once per
  * MIN_HEIGHT_POLL_SPACING_MS, so a burst of them costs the chain no more than one does.
  */
+export interface MinHeightsOptions {
+  /** @default MIN_HEIGHT_WAIT_MS */
+  readonly waitMs?: number
+  /** @default MIN_HEIGHT_MAX_WAITERS */
+  readonly maxWaiters?: number
+}
+
 export class MinHeights {
   readonly #chain: ChainClient
   readonly #waitMs: number
+  readonly #maxWaiters: number
   readonly #waiters = new Set<Waiter>()
   #polling = false
 
-  constructor (chain: ChainClient, waitMs = MIN_HEIGHT_WAIT_MS) {
+  constructor (chain: ChainClient, options: MinHeightsOptions = {}) {
     this.#chain = chain
-    this.#waitMs = waitMs
+    this.#waitMs = options.waitMs ?? MIN_HEIGHT_WAIT_MS
+    this.#maxWaiters = options.maxWaiters ?? MIN_HEIGHT_MAX_WAITERS
   }
 
   /**
    * A reader pinned at the replica's served height if that is `minimum` or more (ChainClient.latest,
    * asking the nodes if its head is old); else, once a node reaches `minimum`, at its head.
-   * Throws 503 (MinHeightUnavailableError) when none does within the wait, 400 when `minimum` is
-   * far above every head a poll confirmed.
+   * Throws 503 (MinHeightUnavailableError) when none does within the wait, when `minimum` is
+   * beyond this replica's ceiling (it is behind), or when MIN_HEIGHT_MAX_WAITERS reads wait
+   * already; 400 only when `minimum` is absurd (MIN_HEIGHT_ABSURD_FACTOR times the ceiling).
    */
   async reader (minimum: number, trace: ChainTrace | undefined): Promise<ChainReader> {
     const latest = await this.#chain.latest(trace)
@@ -105,10 +133,13 @@ export class MinHeights {
   }
 
   async #reach (minimum: number): Promise<void> {
+    if (this.#waiters.size >= this.#maxWaiters) {
+      throw new MinHeightUnavailableError(minimum, this.#chain.heads.best, `and ${this.#waiters.size} reads wait for their minimum already`)
+    }
     await new Promise<void>((resolve, reject) => {
       // The wait is the chain client's (it times the heads' ages too); a read is waiting on it, so it keeps the process alive.
       const cancelTimer = this.#chain.clock.after(this.#waitMs, () => {
-        waiter.settle(new MinHeightUnavailableError(minimum, this.#chain.heads.best, this.#waitMs))
+        waiter.settle(new MinHeightUnavailableError(minimum, this.#chain.heads.best, `within ${this.#waitMs} ms`))
       }, KEEPS_ALIVE)
       const waiter: Waiter = {
         minimum,
@@ -133,16 +164,23 @@ export class MinHeights {
       const started = clock.now()
       const confirmed = await heads.poll()
       const best = heads.best
-      const ceiling = best + heads.maxLag + MIN_HEIGHT_AHEAD_BLOCKS
       for (const waiter of this.#waiters) {
         if (best >= waiter.minimum) waiter.settle()
         // Judged only on a head a node has just told: a replica whose nodes are silent says 503, not "your height is wrong".
-        else if (confirmed && waiter.minimum > ceiling) {
-          waiter.settle(badRequest(`X-Min-Block-Height ${waiter.minimum} is ${waiter.minimum - best} blocks above the highest head of this service's chain nodes (${best}); send the X-Block-Height of an earlier answer`))
-        }
+        else if (confirmed) judgeAhead(waiter, best, best + heads.maxLag + MIN_HEIGHT_AHEAD_BLOCKS)
       }
       await pause(clock, Math.max(0, MIN_HEIGHT_POLL_SPACING_MS - (clock.now() - started)), KEEPS_ALIVE)
     }
     this.#polling = false
+  }
+}
+
+/** Ends the wait of a read whose minimum is beyond the ceiling: 400 when absurd, else 503 at once. */
+function judgeAhead (waiter: Waiter, best: number, ceiling: number): void {
+  const ahead = waiter.minimum - best
+  if (waiter.minimum > ceiling * MIN_HEIGHT_ABSURD_FACTOR) {
+    waiter.settle(badRequest(`X-Min-Block-Height ${waiter.minimum} is ${ahead} blocks above the highest head of this service's chain nodes (${best}), more than any replica can be behind; send the X-Block-Height of an earlier answer`))
+  } else if (waiter.minimum > ceiling) {
+    waiter.settle(new MinHeightUnavailableError(waiter.minimum, best, `and it is ${ahead} blocks behind it, more than its nodes catch up on within the wait`))
   }
 }

@@ -14,9 +14,18 @@
  */
 export type RouteClass = 'latest' | 'fixed' | 'pure' | 'uncached'
 
+/**
+ * How a path parameter that its route reads as one value can be spelled several ways:
+ * `integer`, a number with a sign or leading zeros (`5`, `+5`, `05`); `hex`, bytes in either case.
+ * Their answers share one cache key (src/cache/answer-key.ts).
+ */
+export type ParamSpelling = 'integer' | 'hex'
+
 export interface RouteClassEntry {
   readonly class: RouteClass
   readonly why: string
+  /** The parameters with several spellings of one value: none when absent. */
+  readonly params?: Readonly<Record<string, ParamSpelling>>
 }
 
 // PoC data is pruned an epoch later and BLS requests change state until terminal, so a
@@ -28,20 +37,20 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
   'GET /v1/participants': { class: 'latest', why: 'balances and weights change every block; body block_height is the height' },
   'GET /v1/participants/:address': { class: 'latest', why: 'the balance changes with any transfer' },
   'GET /v1/epochs/:epoch': { class: 'latest', why: 'epoch_info: block_height and the phase move every block' },
-  'GET /v1/epochs/:epoch/participants': { class: 'latest', why: 'the entry is read at the latest height (it can be pruned or, for "current", change epoch); its proof, block and validator set are fixed by its created height' },
+  'GET /v1/epochs/:epoch/participants': { class: 'latest', params: { epoch: 'integer' }, why: 'the entry is read at the latest height (it can be pruned or, for "current", change epoch); its proof, block and validator set are fixed by its created height' },
   'GET /v1/models': { class: 'latest', why: 'the epoch group changes at each epoch; "created" is when the answer was built' },
   'GET /v1/pricing': { class: 'latest', why: 'the unit of compute price and sub-groups change at each epoch' },
   'GET /v1/governance/models': { class: 'latest', why: 'governance changes models_all on a proposal' },
   'GET /v1/governance/models-legacy': { class: 'latest', why: 'as /v1/governance/models' },
-  'GET /v1/poc-batches/:epoch': { class: 'latest', why: 'PoC batches are pruned an epoch later (PocDataPruningEpochThreshold 1): 200 turns into 404' },
+  'GET /v1/poc-batches/:epoch': { class: 'latest', params: { epoch: 'integer' }, why: 'PoC batches are pruned an epoch later (PocDataPruningEpochThreshold 1): 200 turns into 404' },
   'GET /v1/restrictions/status': { class: 'latest', why: 'current_block_height and remaining_blocks move every block' },
   'GET /v1/restrictions/exemptions': { class: 'latest', why: 'governance adds and expires exemptions' },
   'GET /v1/restrictions/exemptions/:id/usage/:account': { class: 'latest', why: 'usage grows with each exempted transfer' },
-  'GET /v1/bls/epoch/:id': { class: 'latest', why: 'DKG data moves through its phases (DEALING → … → SIGNED) block by block' },
-  'GET /v1/bls/epochs/:id': { class: 'latest', why: 'as /v1/bls/epoch/:id' },
-  'GET /v1/bls/signatures/:request_id': { class: 'latest', why: 'a signing request moves from PENDING to a terminal state; absent until created' },
+  'GET /v1/bls/epoch/:id': { class: 'latest', params: { id: 'integer' }, why: 'DKG data moves through its phases (DEALING → … → SIGNED) block by block' },
+  'GET /v1/bls/epochs/:id': { class: 'latest', params: { id: 'integer' }, why: 'as /v1/bls/epoch/:id' },
+  'GET /v1/bls/signatures/:request_id': { class: 'latest', params: { request_id: 'hex' }, why: 'a signing request moves from PENDING to a terminal state; absent until created' },
   'GET /v1/bridge/addresses': { class: 'latest', why: 'governance changes bridge contracts' },
-  'GET /v1/debug/verify/:height': { class: 'fixed', why: 'the block at the height and the validator set that signed it never change (CometBFT commits are final)' },
+  'GET /v1/debug/verify/:height': { class: 'fixed', params: { height: 'integer' }, why: 'the block at the height and the validator set that signed it never change (CometBFT commits are final)' },
   'GET /v1/debug/pubkey-to-addr/:pubkey': { class: 'pure', why: 'a function of the key alone' },
   'POST /v1/verify-proof': { class: 'uncached', why: 'a POST: a function of its body, never cached' },
   'POST /v1/verify-block': { class: 'uncached', why: 'a POST; reads the validator set at the body\'s height' }
@@ -50,6 +59,11 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
 /** The class of a route ("GET /v1/participants"); undefined when the list lacks it. */
 export function routeClass (method: string, url: string): RouteClass | undefined {
   return ROUTE_CLASSES[`${method} ${url}`]?.class
+}
+
+/** The parameters of a GET route with several spellings of one value. */
+export function paramSpellings (url: string): Readonly<Record<string, ParamSpelling>> {
+  return ROUTE_CLASSES[`GET ${url}`]?.params ?? {}
 }
 
 // Chain reads fixed by a height, whatever the head: CometBFT commits are final (no reorgs),

@@ -3,7 +3,8 @@ import { buildTestApp } from '../fixtures/app.js'
 import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { AnswerCache } from '../../src/cache/answer-cache.js'
+import { AnswerCache, type CachedAnswer, type PoolAnswers } from '../../src/cache/answer-cache.js'
+import { tagOf } from '../../src/cache/conditional.js'
 import { parseByteSize } from '../../src/byte-size.js'
 import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
 
@@ -137,7 +138,7 @@ t.test('memory stays within EDGE_API_CACHE_SIZE under 2 500 distinct keys', { ti
 })
 
 t.test('an answer larger than the whole cache is served, not kept', async (t) => {
-  const cache = new AnswerCache(1024)
+  const cache = new AnswerCache({ maxBytes: 1024 })
   cache.set('big', { body: Buffer.alloc(2048), contentType: 'application/json', etag: '"x"' })
   t.equal(cache.get('big'), undefined)
   t.equal(cache.bytes, 0)
@@ -186,8 +187,109 @@ t.test('a miss whose leader failed builds its own answer; a stale head is revali
 })
 
 t.test('evictions are counted without metrics too', async (t) => {
-  const cache = new AnswerCache(1024)
+  const cache = new AnswerCache({ maxBytes: 1024 })
   for (const key of ['a', 'b', 'c']) cache.set(key, { body: Buffer.alloc(300), contentType: 'application/json', etag: '"x"' })
   t.ok(cache.bytes <= 1024)
   t.equal(cache.get('a'), undefined, 'the oldest went')
+})
+
+/** A pool whose find() the test answers, recording what it is told. */
+class FakePool implements PoolAnswers {
+  readonly kept: string[] = []
+  readonly released: string[] = []
+  finds = 0
+  answer: (key: string) => Promise<CachedAnswer | undefined> = async () => undefined
+  async find (key: string): Promise<CachedAnswer | undefined> {
+    this.finds++
+    return this.answer(key)
+  }
+
+  keep (key: string): void { this.kept.push(key) }
+  release (key: string): void { this.released.push(key) }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const built = (text: string): CachedAnswer => ({ body: Buffer.from(text), contentType: JSON_TYPE, etag: tagOf('k') })
+
+t.test('a pooled answer is sent with this replica\'s own tag, never the one in the store, and is then a local hit', async (t) => {
+  const pool = new FakePool()
+  pool.answer = async () => ({ body: Buffer.from('{"a":1}'), contentType: JSON_TYPE, etag: '"planted\r"' })
+  const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+  const shared = await cache.lookup('k')
+  t.equal(shared.result, 'shared')
+  t.equal(shared.result === 'shared' && shared.answer.etag, tagOf('k'))
+  const hit = await cache.lookup('k')
+  t.equal(hit.result, 'hit')
+  t.equal(hit.result === 'hit' && hit.answer.etag, tagOf('k'))
+  t.equal(pool.finds, 1)
+})
+
+t.test('a pooled answer of a content type this service never sends is not served: the read builds its own, and shares it', async (t) => {
+  for (const contentType of ['text/html', 'application/json', 'text/html; charset=utf-8']) {
+    const pool = new FakePool()
+    pool.answer = async () => ({ body: Buffer.from('<script>'), contentType, etag: '"x"' })
+    const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+    const found = await cache.lookup('k')
+    t.equal(found.result, 'miss', contentType)
+    if (found.result === 'miss') found.build.finish(built('{}'))
+    t.same(pool.kept, ['k'], 'this replica\'s answer replaces it in the pool')
+    t.same(cache.get('k')?.body.toString(), '{}')
+  }
+})
+
+t.test('a pool that fails is a miss: the read builds', async (t) => {
+  const pool = new FakePool()
+  pool.answer = async () => { throw new Error('store down') }
+  const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+  t.equal((await cache.lookup('k')).result, 'miss')
+})
+
+t.test('every build ends in the pool: kept when it has an answer, released when not; the reads waiting on one that failed build alone', async (t) => {
+  const pool = new FakePool()
+  let found!: (answer: CachedAnswer | undefined) => void
+  pool.answer = async () => new Promise((resolve) => { found = resolve })
+  const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+  const first = cache.lookup('k')
+  const waiting = cache.lookup('k')
+  t.equal(cache.building, 1, 'one flight while the pool is asked')
+  found(undefined)
+  const leader = await first
+  if (leader.result !== 'miss') throw new Error(leader.result)
+  leader.build.finish(undefined)
+  t.same(pool.released, ['k'], 'the claim released')
+  const alone = await waiting
+  if (alone.result !== 'miss') throw new Error(alone.result)
+  t.equal(cache.building, 0)
+  t.equal(pool.finds, 1, 'the waiter did not ask the pool again')
+  alone.build.finish(built('{}'))
+  t.same(pool.kept, ['k'])
+  t.equal((await cache.lookup('k')).result, 'hit')
+})
+
+t.test('a build ended without its answer (its client gone) keeps the answer that comes later locally, once', async (t) => {
+  const pool = new FakePool()
+  const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+  const leader = await cache.lookup('k')
+  const waiting = cache.lookup('k')
+  if (leader.result !== 'miss') throw new Error(leader.result)
+  leader.build.finish(undefined)
+  leader.build.finish(built('{}'))
+  leader.build.finish(undefined)
+  t.same(pool.released, ['k'])
+  t.same(pool.kept, [], 'released, so not shared')
+  t.equal(cache.building, 0)
+  t.equal(cache.get('k')?.body.toString(), '{}', 'kept here')
+  t.equal((await waiting).result, 'miss', 'the waiter was released when the build ended')
+})
+
+t.test('reads that came while the answer was built share it', async (t) => {
+  const cache = new AnswerCache({ maxBytes: 1 << 20 })
+  const leader = await cache.lookup('k')
+  const waiting = [cache.lookup('k'), cache.lookup('k')]
+  if (leader.result !== 'miss') throw new Error(leader.result)
+  leader.build.finish(built('{"b":2}'))
+  for (const read of await Promise.all(waiting)) {
+    t.equal(read.result, 'coalesced')
+    t.equal(read.result === 'coalesced' && read.answer.body.toString(), '{"b":2}')
+  }
 })

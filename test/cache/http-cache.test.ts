@@ -1,4 +1,17 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
+import { buildTestApp } from '../fixtures/app.js'
+import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
+import { until } from '../fixtures/wait.js'
+import { redisFor } from '../fixtures/redis-server.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { SHARED_PREFIX } from '../../src/shared/shared-answers.js'
+import { AnswerSeal } from '../../src/shared/answer-value.js'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
+
+// The hooks over a real socket: a client that leaves during a miss, concurrent misses on their
+// own connections. The other paths of the cache run in process (answer-cache.test.ts).
+
+const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
 
 t.test('a /v1 route without a class refuses to boot', async (t) => {
   const Fastify = (await import('fastify')).default
@@ -11,4 +24,130 @@ t.test('a /v1 route without a class refuses to boot', async (t) => {
       scope.get('/unlisted', async () => ({}))
     }, { prefix: '/v1' })
   }, /GET \/v1\/unlisted has no class in ROUTE_CLASSES/)
+})
+
+/** The service with its answer cache on, listening on a loopback port. */
+async function listening (t: Test, env: Record<string, string> = {}) {
+  const built = await buildTestApp(t, { env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', ...env } })
+  await built.app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = built.app.server.address() as { port: number }
+  return { ...built, cache: built.cache!, origin: `http://127.0.0.1:${port}` }
+}
+
+/** A GET from its own client, given up after 5 s (a jammed key would otherwise hang the test). */
+async function get (url: string): Promise<{ status: number, cache: string | null, ms: number }> {
+  const started = performance.now()
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+  await res.arrayBuffer()
+  return { status: res.status, cache: res.headers.get('x-cache'), ms: performance.now() - started }
+}
+
+/** A GET whose client leaves once `reached` says its chain read is under way. */
+async function abandon (url: string, reached: () => boolean): Promise<void> {
+  const gone = new AbortController()
+  const request = fetch(url, { signal: gone.signal }).then(() => 'answered', () => 'aborted')
+  await until(reached, 'the read to reach the chain')
+  gone.abort()
+  if (await request !== 'aborted') throw new Error('answered before its client left')
+}
+
+t.test('a client gone during a miss whose chain read then fails: the next read of the key is answered at once, not jammed', async (t) => {
+  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '4s' })
+  t.equal((await get(`${origin}/v1/participants`)).status, 200, 'the head is known')
+  sim.hang(EPOCH_INFO)
+  await abandon(`${origin}/v1/epochs/latest`, () => sim.count(EPOCH_INFO) === 1)
+  // Only the abandoned read hangs (until the chain timeout): the next ones are answered.
+  sim.clearFaults()
+  const next = await get(`${origin}/v1/epochs/latest`)
+  t.equal(next.status, 200)
+  t.equal(next.cache, 'miss', 'built, not waiting on the abandoned build')
+  t.ok(next.ms < 2000, `answered in ${Math.round(next.ms)} ms, well within the 4 s chain timeout`)
+  t.equal(cache.building, 0, 'nothing left in flight')
+  t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
+})
+
+t.test('a fixed key (no height in it) is not jammed by a client gone during its miss', async (t) => {
+  const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '4s', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' })
+  // The first verification starts the worker: on a busy machine it can pass its time limit (503).
+  await until(async () => (await get(`${origin}/v1/debug/verify/${SIGNED_BASE + 1}`).catch(() => undefined))?.status === 200, 'the verify worker to start', { timeoutMs: 60_000, intervalMs: 100 })
+  const block = `/cosmos/base/tendermint/v1beta1/blocks/${SIGNED_BASE + 2}`
+  sim.hang(block)
+  await abandon(`${origin}/v1/debug/verify/${SIGNED_BASE + 2}`, () => sim.count(block) === 1)
+  sim.clearFaults()
+  const next = await get(`${origin}/v1/debug/verify/${SIGNED_BASE + 2}`)
+  t.equal(next.status, 200)
+  t.equal(next.cache, 'miss')
+  t.ok(next.ms < 2000, `answered in ${Math.round(next.ms)} ms, well within the 4 s chain timeout`)
+  t.equal(cache.building, 0)
+})
+
+t.test('a client gone during a miss whose build then succeeds: the answer is kept in the cache, nothing outside it', async (t) => {
+  const { sim, cache, origin } = await listening(t)
+  t.equal((await get(`${origin}/v1/participants`)).status, 200, 'the head is known')
+  sim.latency(300, EPOCH_INFO)
+  const entries = cache.entries
+  await abandon(`${origin}/v1/epochs/latest`, () => sim.count(EPOCH_INFO) === 1)
+  await until(() => cache.entries === entries + 1, 'the abandoned build to finish')
+  t.equal(cache.building, 0, 'no flight left behind')
+  sim.resetCounts()
+  const next = await get(`${origin}/v1/epochs/latest`)
+  t.equal(next.cache, 'hit', 'the abandoned build\'s answer, from the cache')
+  t.equal(sim.count(EPOCH_INFO), 0)
+})
+
+t.test('concurrent misses on their own connections cost one build: one miss, the others share it', async (t) => {
+  const { sim, origin } = await listening(t)
+  t.equal((await get(`${origin}/v1/epochs/latest`)).status, 200, 'the head is known')
+  sim.resetCounts()
+  sim.latency(100)
+  const answers = await Promise.all(Array.from({ length: 6 }, async () => get(`${origin}/v1/participants`)))
+  t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200])
+  t.same(answers.map((a) => a.cache).sort(), ['coalesced', 'coalesced', 'coalesced', 'coalesced', 'coalesced', 'miss'])
+  t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
+})
+
+t.test('with a real store: a pooled answer is served with this replica\'s own ETag; one of a content type this service never sends is not served; a failed build releases its claim', async (t) => {
+  const redis = await redisFor(t, 'the pool\'s answers')
+  if (redis === undefined) return
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const replica = async () => {
+    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url } })
+    // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
+    await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
+    return built
+  }
+  const admin = await redis.admin()
+  const builder = await replica()
+  const built = await builder.app.inject('/v1/epochs/latest')
+  t.equal(built.headers['x-cache'], 'miss')
+  let key = ''
+  await until(async () => { key = (await admin.keys(`${SHARED_PREFIX}*answer:*`))[0] ?? ''; return key !== '' }, 'the answer to be shared')
+
+  // Sealed as a builder would (no secret): only the content type gives it away.
+  const seal = new AnswerSeal(undefined)
+  await admin.set(key, seal.encode(key, { contentType: 'text/html; charset=utf-8', body: Buffer.from('<script>alert(1)</script>') }))
+  const refused = await (await replica()).app.inject('/v1/epochs/latest')
+  t.equal(refused.headers['x-cache'], 'miss', 'not served: built here')
+  t.equal(refused.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(refused.body, built.body)
+  await until(async () => (await admin.get(key))?.startsWith('application/json') === true, 'the answer built here to replace it in the store')
+
+  await admin.set(key, seal.encode(key, { contentType: 'application/json; charset=utf-8', body: Buffer.from(built.body) }))
+  const reader = await replica()
+  const shared = await reader.app.inject('/v1/epochs/latest')
+  t.equal(shared.headers['x-cache'], 'shared')
+  t.equal(shared.headers.etag, built.headers.etag, 'the tag of its key, as every replica makes it')
+  t.equal(shared.body, built.body)
+  const hit = await reader.app.inject('/v1/epochs/latest')
+  t.equal(hit.headers['x-cache'], 'hit')
+  t.equal(hit.headers.etag, built.headers.etag, 'later local hits too: the store\'s tag is never sent')
+
+  const failing = await replica()
+  await failing.app.inject('/v1/participants') // the head is known
+  sim.fail('/', 14, 'down for a moment')
+  t.equal((await failing.app.inject('/v1/epochs/latest')).headers['x-cache'], 'shared', 'the pool still has it')
+  const failed = await failing.app.inject('/v1/restrictions/status')
+  t.equal(failed.statusCode, 503)
+  t.equal(failed.headers['cache-control'], 'no-store')
 })

@@ -1,8 +1,9 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
+import { until } from '../fixtures/wait.js'
 import { startChainNodes as nodes } from '../fixtures/chain.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
+import { MIN_HEIGHT_ABSURD_FACTOR, MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_MAX_WAITERS, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
 
 // The client-echoed minimum height (docs/heights-and-cache.md §7), in process: every path of
 // src/cache/min-height.ts. test/e2e/min-height.test.ts runs it over sockets on dist/main.js.
@@ -75,22 +76,50 @@ for (const cache of ['0', '1MiB']) {
     t.same(none.json(), { message: `no chain node of this replica has reached block ${height + 3} (X-Min-Block-Height) within ${MIN_HEIGHT_WAIT_MS} ms; its highest is ${height + 1}; retry shortly` })
   })
 
-  t.test(`a minimum far above every node's head is a 400 that says so, without waiting (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
+  t.test(`a minimum beyond this replica's ceiling: 503 with Retry-After at once (it is behind); 400 only for a height absurd on any chain (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
     const { sims: [sim] } = await nodes(t, [0])
     const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_MAX_NODE_LAG: '2' } })
     const head = sim!.head
     const ceiling = head + 2 + MIN_HEIGHT_AHEAD_BLOCKS
     const started = performance.now()
-    const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(ceiling + 1) })
+    const behind = await app.inject({ url: '/v1/epochs/latest', ...withMin(ceiling + 1) })
+    t.equal(behind.statusCode, 503, 'another replica, or this one later, may have it')
+    t.equal(behind.headers['retry-after'], '1')
+    t.same(behind.json(), { message: `no chain node of this replica has reached block ${ceiling + 1} (X-Min-Block-Height) and it is ${ceiling + 1 - head} blocks behind it, more than its nodes catch up on within the wait; its highest is ${head}; retry shortly` })
+    t.ok(performance.now() - started < MIN_HEIGHT_WAIT_MS, 'judged on the first poll, not at the end of the wait')
+    t.equal((await app.inject({ url: '/v1/epochs/latest', ...withMin(ceiling * MIN_HEIGHT_ABSURD_FACTOR) })).statusCode, 503, 'up to 10 times the ceiling: still 503')
+    const absurd = ceiling * MIN_HEIGHT_ABSURD_FACTOR + 1
+    const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(absurd) })
     t.equal(res.statusCode, 400)
-    t.same(res.json(), { message: `X-Min-Block-Height ${ceiling + 1} is ${ceiling + 1 - head} blocks above the highest head of this service's chain nodes (${head}); send the X-Block-Height of an earlier answer` })
-    t.ok(performance.now() - started < MIN_HEIGHT_WAIT_MS / 2, 'judged on the first poll')
+    t.same(res.json(), { message: `X-Min-Block-Height ${absurd} is ${absurd - head} blocks above the highest head of this service's chain nodes (${head}), more than any replica can be behind; send the X-Block-Height of an earlier answer` })
     t.equal(sim!.count(EPOCH_INFO), 0, 'the answer was not read')
-    const absurd = await app.inject({ url: '/v1/epochs/latest', ...withMin('9007199254740991') })
-    t.equal(absurd.statusCode, 400)
-    t.match(absurd.json().message, /^X-Min-Block-Height 9007199254740991 is \d+ blocks above/)
+    const largest = await app.inject({ url: '/v1/epochs/latest', ...withMin('9007199254740991') })
+    t.equal(largest.statusCode, 400)
   })
 }
+
+t.test(`at most ${MIN_HEIGHT_MAX_WAITERS} reads wait for their minimum at once; the others answer 503 with Retry-After at once, never hang`, async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+  // The block comes only once the reads beyond the cap are answered: a read beyond it that waited would never be.
+  let refusedSoFar = 0
+  const all = Promise.all(Array.from({ length: MIN_HEIGHT_MAX_WAITERS + 40 }, async () => {
+    const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })
+    if (res.statusCode === 503) refusedSoFar++
+    return res
+  }))
+  await until(() => refusedSoFar === 40, 'the reads beyond the cap to be refused', { timeoutMs: MIN_HEIGHT_WAIT_MS })
+  clock.advance()
+  const answers = await all
+  const served = answers.filter((res) => res.statusCode === 200)
+  const refused = answers.filter((res) => res.statusCode === 503)
+  t.equal(served.length, MIN_HEIGHT_MAX_WAITERS, 'those within the cap waited for the block')
+  t.same([...new Set(served.map((res) => Number(res.headers['x-block-height'])))], [height + 1])
+  t.equal(refused.length, 40)
+  t.same([...new Set(refused.map((res) => res.headers['retry-after']))], ['1'])
+  t.match(refused[0]?.json().message, new RegExp(`^no chain node of this replica has reached block ${height + 1} \\(X-Min-Block-Height\\) and ${MIN_HEIGHT_MAX_WAITERS} reads wait for their minimum already`))
+})
 
 t.test('with the cache, a hit or a 304 below the minimum is not served: the answer is read again at it', async (t) => {
   const { clock, sims: [sim] } = await nodes(t, [0])
