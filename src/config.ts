@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
+import { readEdgeSettings, type EdgeSettings } from './edge-settings.js'
 import { ConfigError } from './errors.js'
 import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
 
@@ -49,7 +50,12 @@ export const SETTINGS = {
   /** OpenTelemetry tracing; the OTEL_* variables it reads are in src/tracing/settings.ts. */
   EDGE_API_OTEL_ENABLED: { default: 'false' },
   /** The shared tier's Redis or Valkey (docs/shared-tier.md); unset = each replica on its own. */
-  EDGE_API_REDIS_URL: { unset: 'none' }
+  EDGE_API_REDIS_URL: { unset: 'none' },
+  // The public edge (src/edge-settings.ts, docs/clients-and-limits.md).
+  EDGE_API_TRUSTED_PROXIES: { unset: 'none' },
+  EDGE_API_CORS_ORIGINS: { default: '*' },
+  EDGE_API_BLOCKED_ROUTES: { unset: 'none' },
+  EDGE_API_RATE_LIMIT: { default: 'off' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -122,6 +128,8 @@ export interface Config {
   readonly tracing: TracingSettings | undefined
   /** The shared tier's store, redis:// or rediss:// (docs/shared-tier.md); undefined = none, each replica on its own. */
   readonly redisUrl: string | undefined
+  /** Client identity, CORS, blocked routes and the per-client limit (src/edge-settings.ts). */
+  readonly edge: EdgeSettings
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -217,6 +225,7 @@ export function loadConfig (env: Env): Config {
     metricsHost,
     tracing: readTracingSettings(env, warnings),
     redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
+    edge: readEdgeSettings({ read, invalid }),
     warnings
   }
 }

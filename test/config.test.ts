@@ -38,6 +38,7 @@ t.test('defaults', async (t) => {
     metricsHost: '0.0.0.0',
     tracing: undefined,
     redisUrl: undefined,
+    edge: { trustedProxies: [], corsOrigins: '*', blockedRoutes: [], rateLimit: undefined },
     warnings: []
   })
 })

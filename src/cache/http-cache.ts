@@ -96,7 +96,9 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
       const trace = request.otelTrace ?? undefined
       if (answerClass === 'latest') {
         // The answer chosen depends on the header, its errors too: an HTTP cache keys them by it (RFC 9110 §12.5.5).
-        reply.header('vary', MIN_HEIGHT_HEADER)
+        // Added to what is there: CORS with a list of origins varies by Origin too.
+        const vary = reply.getHeader('vary')
+        reply.header('vary', vary === undefined ? MIN_HEIGHT_HEADER : `${String(vary)}, ${MIN_HEIGHT_HEADER}`)
         // The client's minimum height (src/cache/min-height.ts): a malformed one is a 400 before
         // any chain request. With one, the height is known before the first read even with one
         // node and no cache, so a hit, a 304 and a built answer are all at it or later.

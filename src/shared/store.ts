@@ -10,8 +10,8 @@ import { KEEPS_ALIVE, REAL_CLOCK, type Clock } from '../clock.js'
 /** What a command's caller is told happened to it (edge_api_shared_operations_total). */
 export type OperationResult = 'ok' | 'timeout' | 'error' | 'skipped'
 export const OPERATION_RESULTS: readonly OperationResult[] = ['ok', 'timeout', 'error', 'skipped']
-export type Operation = 'get' | 'set' | 'claim' | 'publish'
-export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'publish']
+export type Operation = 'get' | 'set' | 'claim' | 'publish' | 'count'
+export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'publish', 'count']
 
 /**
  * The store as this replica sees it: connecting (not yet answered), up, down (no
@@ -143,6 +143,11 @@ export class SharedStore {
   async claim (key: string, ttlMs: number): Promise<boolean | undefined> {
     const reply = await this.#command('claim', () => this.#client.set(key, '1', { NX: true, PX: ttlMs }))
     return reply === undefined ? undefined : reply === 'OK'
+  }
+
+  /** Runs a Lua script (EVAL) on `keys` with `args`: its reply, or undefined when the store did not say in time. */
+  async evaluate (operation: Operation, script: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.#command(operation, () => this.#client.eval(script, { keys, arguments: args }))
   }
 
   /** Publishes `message` on `channel`, in the background. */
