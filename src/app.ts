@@ -1,4 +1,6 @@
-import Fastify, { LogController, type FastifyError } from 'fastify'
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyTypeProvider, type RawServerDefault } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
@@ -9,12 +11,15 @@ import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
+import { blockRoutes } from './http/blocked-routes.js'
 import type { LoadShedding } from './http/admission.js'
 import { ClientErrors, requireHost } from './http/client-errors.js'
+import { corsOptions } from './http/cors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { lazySchemaCompilers } from './http/lazy-schemas.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
+import { RateLimiter } from './http/rate-limit.js'
 import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
 import { RequestLogger } from './http/request-logger.js'
 import { RouteGroupBusyError } from './http/route-group-limit.js'
@@ -23,6 +28,7 @@ import { Shedding } from './http/shedding.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
+import type { RateCounter } from './shared/rate-counter.js'
 import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
@@ -49,6 +55,8 @@ export interface AppOptions {
   readonly tracing?: Tracing | undefined
   /** Built /v1 answers (EDGE_API_CACHE_SIZE); none when off. */
   readonly cache?: AnswerCache | undefined
+  /** EDGE_API_RATE_LIMIT's pool counter (the shared tier); undefined: each replica counts alone. */
+  readonly rateCounter?: RateCounter | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -62,6 +70,8 @@ export async function buildApp (options: AppOptions) {
   const timeoutOptions = serverTimeoutOptions(timeouts)
   const app = Fastify({
     loggerInstance: logger,
+    // request.ip: the socket's peer, or behind EDGE_API_TRUSTED_PROXIES the first untrusted X-Forwarded-For hop.
+    trustProxy: config.edge.trustedProxies.length === 0 ? false : [...config.edge.trustedProxies],
     ...timeoutOptions,
     // Node's Host check answers an empty 400 nobody logs; requireHost answers it instead.
     http: { ...timeoutOptions.http, requireHostHeader: false },
@@ -121,6 +131,7 @@ export async function buildApp (options: AppOptions) {
   app.addHook('onRequest', requireHost)
   // After the metrics' hook: a request waiting its turn is in flight, and timed from arrival.
   app.addHook('onRequest', pipelining.admit)
+  await registerEdges(app, options)
 
   // From the drain latch on, every response closes its connection, so keep-alive clients and
   // the router's reused connections move to another replica before the listener closes, and
@@ -153,3 +164,16 @@ export async function buildApp (options: AppOptions) {
 }
 
 export type EdgeApp = Awaited<ReturnType<typeof buildApp>>
+
+/**
+ * The public edge (docs/clients-and-limits.md), before any work: CORS first, so a blocked
+ * route's 403 and a limit's 429 are readable by a page too; then blocked routes, then the limit.
+ */
+async function registerEdges<Provider extends FastifyTypeProvider> (app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>, { config, logger, metrics, rateCounter }: AppOptions): Promise<void> {
+  const { corsOrigins, blockedRoutes, rateLimit } = config.edge
+  if (corsOrigins !== undefined) await app.register(cors, corsOptions(corsOrigins))
+  if (blockedRoutes.length > 0) app.addHook('onRequest', blockRoutes(blockedRoutes))
+  if (rateLimit === undefined) return
+  const limiter = new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
+  app.addHook('onRequest', limiter.limit)
+}

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { formatByteSize, parseByteSize } from './byte-size.js'
 import { formatDuration, parseDuration } from './duration.js'
+import { readEdgeSettings, type EdgeSettings } from './edge-settings.js'
 import { ConfigError } from './errors.js'
 import { readStoreSettings, type StoreSettings } from './config/store-settings.js'
 import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
@@ -54,7 +55,12 @@ export const SETTINGS = {
   /** The store's password (requirepass), kept out of the URL so it can come from a secret; a password in the URL wins. */
   EDGE_API_REDIS_PASSWORD: { unset: 'none' },
   /** Signs the answers the replicas share (docs/shared-tier.md); unset = a digest that catches foreign values, not forged ones. */
-  EDGE_API_REDIS_SECRET: { unset: 'none' }
+  EDGE_API_REDIS_SECRET: { unset: 'none' },
+  // The public edge (src/edge-settings.ts, docs/clients-and-limits.md).
+  EDGE_API_TRUSTED_PROXIES: { unset: 'none' },
+  EDGE_API_CORS_ORIGINS: { default: '*' },
+  EDGE_API_BLOCKED_ROUTES: { unset: 'none' },
+  EDGE_API_RATE_LIMIT: { default: 'off' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -125,6 +131,8 @@ export interface Config extends StoreSettings {
   readonly metricsHost: string
   /** OpenTelemetry tracing (docs/tracing.md); undefined when it is off, as by default. */
   readonly tracing: TracingSettings | undefined
+  /** Client identity, CORS, blocked routes and the per-client limit (src/edge-settings.ts). */
+  readonly edge: EdgeSettings
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -220,6 +228,7 @@ export function loadConfig (env: Env): Config {
     metricsHost,
     tracing: readTracingSettings(env, warnings),
     ...readStoreSettings(read),
+    edge: readEdgeSettings({ read, invalid }),
     warnings
   }
 }

@@ -12,6 +12,7 @@ import type { ServerTimeouts } from './http/server-timeouts.js'
 import type { Metrics } from './metrics/registry.js'
 import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
+import { PoolRateCounter } from './shared/rate-counter.js'
 import { openSharedTier, type SharedTier } from './shared/shared-tier.js'
 import { FLUSH_BUDGET_MS, startTracing, type Tracing } from './tracing/tracing.js'
 import type { LoadShedding } from './routes/v1/index.js'
@@ -113,7 +114,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     cacheBytes: () => cache?.bytes ?? 0,
     cacheEntries: () => cache?.entries ?? 0
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store) })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

@@ -84,7 +84,9 @@ const PINNED: Record<string, Partial<Record<ConfigKey, string>>> = {
 // not keep it empty) still turns the shared tier off.
 const OWN_DEFAULTS: Record<string, Partial<Record<ConfigKey, string>>> = {
   'compose/docker-compose.yml': {
-    EDGE_API_REDIS_URL: '$' + '{EDGE_API_REDIS_URL-redis://valkey:6379}'
+    EDGE_API_REDIS_URL: '$' + '{EDGE_API_REDIS_URL-redis://valkey:6379}',
+    // The router's X-Forwarded-For, from the compose network's private addresses.
+    EDGE_API_TRUSTED_PROXIES: '$' + '{EDGE_API_TRUSTED_PROXIES:-uniquelocal}'
   }
 }
 

@@ -13,7 +13,7 @@ import t from 'tap'
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['named-error', 'errors', 'byte-size', 'duration', 'build-info', 'bounded-limit', 'clock', 'wire'],
   ['cometbft', 'verify', 'chain'],
-  ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'logger'],
+  ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'edge-settings', 'logger'],
   ['shared'],
   ['metrics'],
   ['http'],

@@ -91,6 +91,9 @@ export async function startRouter (dir: string, name: string, replica: string, s
     EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
     EDGE_API_ROUTER_PORT: String(port),
     EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+    // The load comes from one address: the per-client limits would measure themselves.
+    EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0',
+    EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0',
     ...settings
   }))
   // Its access log (stdout) goes to a file, read back after each run: never an undrained pipe.

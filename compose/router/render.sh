@@ -31,6 +31,10 @@
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
 #   HAPROXY_BIN                    haproxy         the binary asked for its version (auto)
+#   EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS 100     connections one client may hold open; beyond,
+#                                                  its requests are answered 429 (0: no limit)
+#   EDGE_API_ROUTER_CLIENT_MAX_REQUESTS 2000       requests one client may send in 10 s; beyond,
+#                                                  429 with Retry-After 10 (0: no limit)
 #   EDGE_API_EXPOSE_OPTIONAL_ROUTES false          true: pass the optional verify/debug routes
 #                                                  on; false: answer them 403 (as edge-api does)
 set -eu
@@ -89,6 +93,8 @@ queue_timeout=${EDGE_API_ROUTER_QUEUE_TIMEOUT_MS:-100}
 queue_length=${EDGE_API_ROUTER_QUEUE_LENGTH:-32}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
 expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
+client_connections=${EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS:-100}
+client_requests=${EDGE_API_ROUTER_CLIENT_MAX_REQUESTS:-2000}
 
 port EDGE_API_ROUTER_PORT "$listen_port"
 [ -z "$address" ] || host EDGE_API_ROUTER_ADDRESS "$address"
@@ -99,6 +105,8 @@ number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
 count EDGE_API_ROUTER_SERVER_MAXCONN "$server_maxconn"
 number EDGE_API_ROUTER_QUEUE_TIMEOUT_MS "$queue_timeout"
 count EDGE_API_ROUTER_QUEUE_LENGTH "$queue_length"
+count EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS "$client_connections"
+count EDGE_API_ROUTER_CLIENT_MAX_REQUESTS "$client_requests"
 case $socket in
   *[!A-Za-z0-9./_-]*) fail "invalid path EDGE_API_ROUTER_STATS_SOCKET='$socket'" ;;
 esac
@@ -130,6 +138,23 @@ if [ "$queue_length" -gt 0 ]; then
   queue_length_rule="  http-request deny deny_status 503 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"Service Unavailable\"}' if { queue(edge_api_pool) ge $queue_length }"
 else
   queue_length_rule='  # no queue length bound (EDGE_API_ROUTER_QUEUE_LENGTH=0): timeout queue alone bounds the wait'
+fi
+
+# One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
+# last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
+client_refusal="http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
+client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
+  tcp-request connection track-sc0 src,ipmask(32,64)"
+if [ "$client_connections" -gt 0 ]; then
+  client_limits="$client_limits
+  $client_refusal if { sc_conn_cur(0) gt $client_connections }"
+fi
+if [ "$client_requests" -gt 0 ]; then
+  client_limits="$client_limits
+  $client_refusal if { sc_http_req_rate(0) gt $client_requests }"
+fi
+if [ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ]; then
+  client_limits='  # no per-client limits (EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS=0, EDGE_API_ROUTER_CLIENT_MAX_REQUESTS=0)'
 fi
 
 nl='
@@ -183,10 +208,11 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH=$queue_length_rule awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH=$queue_length_rule CLIENT_LIMITS=$client_limits awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
     $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
     $0 == "@QUEUE_LENGTH@" { print ENVIRON["QUEUE_LENGTH"]; next }
+    $0 == "@CLIENT_LIMITS@" { print ENVIRON["CLIENT_LIMITS"]; next }
     $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
     $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }
     { print }

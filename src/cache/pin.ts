@@ -38,7 +38,9 @@ export class ReaderPin {
 
   async latest (request: FastifyRequest, reply: FastifyReply): Promise<ChainReader> {
     // The answer chosen depends on the header, its errors too: an HTTP cache keys them by it (RFC 9110 §12.5.5).
-    reply.header('vary', MIN_HEIGHT_HEADER)
+    // Added to what is there: CORS with a list of origins varies by Origin too.
+    const vary = reply.getHeader('vary')
+    reply.header('vary', vary === undefined ? MIN_HEIGHT_HEADER : `${String(vary)}, ${MIN_HEIGHT_HEADER}`)
     reply.header('cache-control', LATEST_CACHE_CONTROL)
     const trace = request.otelTrace ?? undefined
     // A malformed minimum is a 400 before any chain request. With one, the height is known

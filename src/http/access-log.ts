@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { clientOf } from './client-identity.js'
 
 export interface AccessLogOptions {
   /** Responses to leave out (requests shed under load are counted and summarised instead). */
@@ -8,7 +9,7 @@ export interface AccessLogOptions {
 /**
  * One line per answered request, at info, written when the response has gone out: method,
  * route pattern (not the URL: bounded cardinality, no addresses or ids), status, duration in
- * ms; the request id comes from the request's child logger (`reqId`). It replaces Fastify's
+ * ms, the client; the request id comes from the request's child logger (`reqId`). It replaces Fastify's
  * two default lines ("incoming request", "request completed"), which cost twice as much and
  * say less.
  */
@@ -17,7 +18,7 @@ export function accessLog (options: AccessLogOptions = {}) {
   // A callback hook: no promise per request.
   return function onResponse (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     // Unmatched requests (404, router errors) have no pattern.
-    if (skip?.(reply) !== true) logAccess(request.log, request.method, request.routeOptions.url ?? null, reply.statusCode, reply.elapsedTime, reply.getHeader('x-cache') as string | undefined)
+    if (skip?.(reply) !== true) logAccess(request.log, request.method, request.routeOptions.url ?? null, reply.statusCode, reply.elapsedTime, reply.getHeader('x-cache') as string | undefined, clientOf(request))
     done()
   }
 }
@@ -26,9 +27,10 @@ export function accessLog (options: AccessLogOptions = {}) {
  * The access line itself, also written for the requests Node refuses before Fastify sees
  * them (src/http/client-errors.ts), which have no method or route.
  */
-export function logAccess (log: FastifyBaseLogger, method: string | null, route: string | null, status: number, ms: number, cache?: string): void {
+export function logAccess (log: FastifyBaseLogger, method: string | null, route: string | null, status: number, ms: number, cache?: string, client?: string): void {
   // cache: how a cacheable answer was served (hit, coalesced, miss, revalidated); absent otherwise.
-  log.info({ method, route, status, ms: Math.round(ms * 100) / 100, cache }, 'request')
+  // client: who asked (client-identity.ts: an address, or an IPv6 /64).
+  log.info({ method, route, status, ms: Math.round(ms * 100) / 100, cache, client }, 'request')
 }
 
 /**

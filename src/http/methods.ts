@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { addPreflightHeaders } from './cors.js'
 import { handleNotFound } from './error-handler.js'
 
 // A known path asked with a method it does not have, answered as the Go service's router
@@ -25,6 +26,10 @@ export function handleUnrouted (request: FastifyRequest, reply: FastifyReply): F
   const methods = routedMethods(request, request.url)
   if (methods.length === 0) return handleNotFound(request, reply)
   reply.header('allow', ['OPTIONS', ...methods].join(', '))
-  if (request.method === 'OPTIONS') return reply.code(204).send()
+  if (request.method === 'OPTIONS') {
+    // A browser's preflight (CORS on: cors.ts) is answered here too, with what Allow says.
+    addPreflightHeaders(request, reply, methods)
+    return reply.code(204).send()
+  }
   return reply.code(405).send({ message: 'Method Not Allowed' })
 }

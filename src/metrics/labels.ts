@@ -30,3 +30,11 @@ export const SHED_REASONS = [
 ] as const
 
 export type ShedReason = typeof SHED_REASONS[number]
+
+/**
+ * Why a request is refused because of who sent it (edge_api_refusals_total, docs/metrics.md):
+ * `rate_limit`, its client over EDGE_API_RATE_LIMIT (429).
+ */
+export const REFUSAL_REASONS = ['rate_limit'] as const
+
+export type RefusalReason = typeof REFUSAL_REASONS[number]

@@ -9,7 +9,7 @@ import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, ty
 import type { SubscriptionState } from '../shared/subscription.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
-import { SHED_REASONS, type ShedReason } from './labels.js'
+import { REFUSAL_REASONS, SHED_REASONS, type RefusalReason, type ShedReason } from './labels.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -80,6 +80,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   readonly #requestDuration: Histogram<'method' | 'route' | 'status_code'>
   readonly #chainDuration: Histogram<'node' | 'outcome'>
   readonly #shed: Counter<'reason'>
+  readonly #refusals: Counter<'reason'>
   readonly #probes: Counter<'result'>
   readonly #spansDropped: Counter<'reason'>
   readonly #cacheResults: Counter<'route' | 'result'>
@@ -129,6 +130,8 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     })
     // Every reason from the start, at 0: an alert on a rate sees the first refusal.
     for (const reason of SHED_REASONS) this.#shed.inc({ reason }, 0)
+    this.#refusals = new Counter({ name: 'edge_api_refusals_total', help: 'Requests refused because of the client that sent them, by reason', labelNames: ['reason'], registers })
+    for (const reason of REFUSAL_REASONS) this.#refusals.inc({ reason }, 0)
     this.#chainDuration = histogram({
       name: 'edge_api_chain_request_duration_seconds',
       help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',
@@ -282,6 +285,11 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   /** A request refused with 503 + Retry-After; the admission policy calls this with its own reasons. */
   shed (reason: ShedReason): void {
     this.#shed.inc({ reason })
+  }
+
+  /** A request refused because of its client (429 over EDGE_API_RATE_LIMIT). */
+  refused (reason: RefusalReason): void {
+    this.#refusals.inc({ reason })
   }
 
   exchange (node: number, outcome: ChainOutcome, seconds: number): void {

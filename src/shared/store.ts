@@ -12,8 +12,8 @@ import { Subscription, type SubscriptionObserver } from './subscription.js'
 /** What a command's caller is told happened to it (edge_api_shared_operations_total). */
 export type OperationResult = 'ok' | 'timeout' | 'error' | 'skipped'
 export const OPERATION_RESULTS: readonly OperationResult[] = ['ok', 'timeout', 'error', 'skipped']
-export type Operation = 'get' | 'set' | 'claim' | 'release' | 'publish'
-export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'release', 'publish']
+export type Operation = 'get' | 'set' | 'claim' | 'release' | 'publish' | 'count'
+export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'release', 'publish', 'count']
 
 /**
  * The store as this replica's command connection sees it: connecting (not yet answered), up,
@@ -162,6 +162,11 @@ export class SharedStore {
   /** Deletes `key` if `owner` still holds it (compare-and-delete), in the background. */
   release (key: string, owner: string): void {
     this.#command('release', 'write', () => this.#client.eval(RELEASE_SCRIPT, { keys: [key], arguments: [owner] }))
+  }
+
+  /** Runs a Lua script (EVAL) on `keys` with `args`: its reply, or undefined when the store did not say in time. */
+  async evaluate (operation: Operation, script: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.#command(operation, 'read', () => this.#client.eval(script, { keys, arguments: args }))
   }
 
   /** Publishes `message` on `channel`, in the background. */

@@ -5,7 +5,7 @@ import { createLogger } from '../../src/logger.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { LogLines } from '../fixtures/log-lines.js'
 
-t.test('one line per answered request: method, route pattern, status, duration, request id', async (t) => {
+t.test('one line per answered request: method, route pattern, status, duration, request id, client', async (t) => {
   const { lines: logs, stream } = new LogLines()
   const app = Fastify({ loggerInstance: createLogger('info', stream), logController: new LogController({ disableRequestLogging: true }) })
   app.addHook('onResponse', accessLog({ skip: (reply) => reply.statusCode === 503 }))
@@ -18,7 +18,7 @@ t.test('one line per answered request: method, route pattern, status, duration, 
   await new Promise((resolve) => setImmediate(resolve))
   const lines = logs.filter((l) => l.msg === 'request')
   t.equal(lines.length, 2, 'the skipped response has no line')
-  t.match(lines[0], { level: 30, reqId: String, method: 'GET', route: '/items/:id', status: 200, ms: Number })
+  t.match(lines[0], { level: 30, reqId: String, method: 'GET', route: '/items/:id', status: 200, ms: Number, client: '127.0.0.1' })
   // Field by field: the pid or the time may hold the digits 42 by chance.
   t.notOk(Object.values(lines[0] as object).some((value) => typeof value === 'string' && value.includes('/items/42')), 'the pattern, not the URL')
   t.match(lines[1], { method: 'GET', route: null, status: 404 })

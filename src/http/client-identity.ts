@@ -1,0 +1,49 @@
+import type { FastifyRequest } from 'fastify'
+import { isIPv6 } from 'node:net'
+
+// Who a request comes from, for fair share, rate limits and the access line. The address is
+// Fastify's request.ip: the socket's peer, or, when that peer is one of
+// EDGE_API_TRUSTED_PROXIES (Fastify's trustProxy, @fastify/proxy-addr), the first address of
+// X-Forwarded-For from the right that is not a trusted proxy. A header from an untrusted peer
+// is never read, so it cannot pose as another client.
+//
+// One IPv6 host usually holds a whole /64 (SLAAC, privacy addresses), so an IPv6 client is its
+// /64: otherwise one host could be 2^64 clients. An IPv4-mapped IPv6 address is the IPv4 one.
+
+/** What clientOf answers when the socket is already gone (Node then reports no address). */
+export const UNKNOWN_CLIENT = 'unknown'
+
+/** The client `request` comes from: an IPv4 address, or an IPv6 /64 as `2001:db8:0:1::/64`. */
+export function clientOf (request: FastifyRequest): string {
+  const ip = request.ip as string | undefined
+  if (ip === undefined) return UNKNOWN_CLIENT
+  return clientAddress(ip)
+}
+
+/** The client an address stands for (see clientOf). */
+export function clientAddress (ip: string): string {
+  if (!ip.includes(':')) return ip
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped !== null) return mapped[1] as string
+  const groups = ipv6Groups(ip)
+  if (groups === undefined) return ip
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
+}
+
+/** The eight 16-bit groups of an IPv6 address (a zone such as %eth0 dropped); undefined if it is none. */
+function ipv6Groups (text: string): number[] | undefined {
+  const address = text.split('%', 1)[0] as string
+  if (!isIPv6(address)) return undefined
+  const [head, tail] = address.includes('::') ? address.split('::') as [string, string] : [address, undefined]
+  const parse = (part: string): number[] => part === '' ? [] : part.split(':').flatMap(hextets)
+  const left = parse(head)
+  const right = tail === undefined ? [] : parse(tail)
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right]
+}
+
+/** One group, or the two groups of a trailing dotted IPv4 part (::1.2.3.4). */
+function hextets (part: string): number[] {
+  if (!part.includes('.')) return [parseInt(part, 16)]
+  const [a, b, c, d] = part.split('.').map(Number) as [number, number, number, number]
+  return [a * 256 + b, c * 256 + d]
+}

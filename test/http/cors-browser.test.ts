@@ -1,0 +1,56 @@
+import { createServer } from 'node:http'
+import t, { type Test } from 'tap'
+import { loadConfig } from '../../src/config.js'
+import { createLogger } from '../../src/logger.js'
+import { startService } from '../../src/service.js'
+import { pageResult, runInBrowser } from '../fixtures/browser.js'
+import { CACHE_OFF } from '../fixtures/cache-off.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { LogLines } from '../fixtures/log-lines.js'
+
+// CORS as a browser enforces it: a page served from one origin (a small static server)
+// fetches a /v1 answer from the app on another port, and reads its body and the headers
+// EDGE_API_CORS_ORIGINS exposes. Its X-Request-Id header makes the browser send a preflight
+// first. With CORS off the browser hides the answer from the page.
+
+const PAGE = (api: string): string => `<!doctype html><html><body><pre id="result">pending</pre><script>
+fetch(${JSON.stringify(`${api}/v1/epochs/latest`)}, { headers: { 'x-request-id': 'from-the-page' } })
+  .then(async (res) => ({ status: res.status, height: res.headers.get('x-block-height'), etag: res.headers.get('etag'), rateLimit: res.headers.get('ratelimit'), policy: res.headers.get('ratelimit-policy'), latestEpoch: typeof (await res.json()).latest_epoch }))
+  .catch((err) => ({ error: String(err) }))
+  .then((result) => { document.getElementById('result').textContent = JSON.stringify(result) })
+</script></body></html>`
+
+async function app (t: Test, cors: string): Promise<string> {
+  const sim = await startChainSimulator()
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_RATE_LIMIT: '600/1m', EDGE_API_CORS_ORIGINS: cors, ...CACHE_OFF })
+  const service = await startService({ config, logger: createLogger(config.logLevel, new LogLines().stream), loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } })
+  t.teardown(async () => { await service.close(); await sim.close() })
+  return `http://127.0.0.1:${service.port}`
+}
+
+/** A static server for the page, on another port: another origin. */
+async function pageOrigin (t: Test, api: string): Promise<string> {
+  const server = createServer((_req, res) => { res.setHeader('content-type', 'text/html'); res.end(PAGE(api)) })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`
+}
+
+async function fromBrowser (t: Test, cors: string): Promise<Record<string, unknown>> {
+  const api = await app(t, cors)
+  const dom = await runInBrowser(`${await pageOrigin(t, api)}/`)
+  return JSON.parse(pageResult(dom) ?? '{}') as Record<string, unknown>
+}
+
+t.test('a page on another origin reads a /v1 answer and its X-Block-Height, ETag and RateLimit', async (t) => {
+  if (!requireTool(t, 'chromium', 'CORS from a real browser')) return
+  const result = await fromBrowser(t, '*')
+  t.match(result, { status: 200, height: /^\d+$/, etag: /^(W\/)?"/, rateLimit: /^"default";r=\d+;t=\d+$/, policy: '"default";q=600;w=60', latestEpoch: 'object' })
+})
+
+t.test('with EDGE_API_CORS_ORIGINS=off the browser keeps the answer from the page', async (t) => {
+  if (!requireTool(t, 'chromium', 'CORS from a real browser')) return
+  const result = await fromBrowser(t, 'off')
+  t.match(result, { error: /TypeError: Failed to fetch/ })
+})

@@ -1,0 +1,106 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { Agent, request } from 'undici'
+import { loadConfig } from '../../src/config.js'
+import { createLogger } from '../../src/logger.js'
+import { startService, type Service } from '../../src/service.js'
+import { CACHE_OFF } from '../fixtures/cache-off.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { LogLines } from '../fixtures/log-lines.js'
+import { redisFor } from '../fixtures/redis-server.js'
+import { until } from '../fixtures/wait.js'
+
+// EDGE_API_RATE_LIMIT across a pool: three replicas (the service as main.ts starts it, on real
+// sockets) sharing one real redis-server; clients from distinct loopback addresses.
+
+const WHY = 'the pool\'s rate limit'
+
+interface Replica { readonly service: Service, readonly log: LogLines }
+
+async function replicas (t: Test, limit: string, redisUrl: string | undefined): Promise<Replica[]> {
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const env = { CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_RATE_LIMIT: limit, ...CACHE_OFF, ...(redisUrl === undefined ? {} : { EDGE_API_REDIS_URL: redisUrl }) }
+  return await Promise.all([1, 2, 3].map(async () => {
+    const log = new LogLines()
+    const config = loadConfig(env)
+    // No CPU shedding: a loaded test machine would shed what this test counts.
+    const service = await startService({ config, logger: createLogger(config.logLevel, log.stream), loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } })
+    t.teardown(() => service.close())
+    if (redisUrl !== undefined) await until(() => service.shared?.store.state === 'up', 'the store up')
+    return { service, log }
+  }))
+}
+
+/** A client at `address` (127.0.0.x): one connection, its own source address. */
+function client (t: Test, address: string) {
+  const agent = new Agent({ connections: 1, localAddress: address })
+  t.teardown(() => agent.close())
+  return async (replica: Replica, path = '/v1/epochs/latest') => {
+    const res = await request(`http://127.0.0.1:${replica.service.port}${path}`, { dispatcher: agent })
+    const body = await res.body.text()
+    if (res.statusCode !== 200 && res.statusCode !== 429) t.comment(`${res.statusCode} ${body}`)
+    return { status: res.statusCode, retryAfter: res.headers['retry-after'], rateLimit: res.headers.ratelimit }
+  }
+}
+
+t.test('a client over its limit on one replica is over it on all; another client is not', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const pool = await replicas(t, '4/1m', redis.url)
+  const heavy = client(t, '127.0.0.2')
+  const statuses: number[] = []
+  for (let i = 0; i < 4; i++) statuses.push((await heavy(pool[i % 3] as Replica)).status)
+  t.same(statuses, [200, 200, 200, 200], 'its 4 across the three replicas')
+  for (const [i, replica] of pool.entries()) {
+    const res = await heavy(replica)
+    t.equal(res.status, 429, `replica ${i + 1} refuses it too`)
+    t.ok(Number(res.retryAfter) >= 14, `Retry-After ${String(res.retryAfter)}: one token every 15 s`)
+  }
+  const polite = client(t, '127.0.0.3')
+  for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
+  t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
+})
+
+t.test('without the store each replica counts alone (what the store is for)', async (t) => {
+  const pool = await replicas(t, '4/1m', undefined)
+  const heavy = client(t, '127.0.0.2')
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) statuses.push((await heavy(pool[i % 3] as Replica)).status)
+  t.same(statuses, [200, 200, 200, 200, 200, 200], '6 served where the pool allows 4')
+})
+
+t.test('the store killed, restarted, frozen and thawed under load: 0 failed requests, counted locally meanwhile', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const pool = await replicas(t, '1000000/1m', redis.url)
+  const clients = ['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((address) => client(t, address))
+  const state = { running: true }
+  const failures: string[] = []
+  let served = 0
+  const load = Promise.all(clients.map(async (ask, c) => {
+    for (let i = c; state.running; i++) {
+      const res = await ask(pool[i % 3] as Replica).catch((err: Error) => ({ status: 0, retryAfter: err.message, rateLimit: undefined }))
+      if (res.status !== 200 || res.rateLimit === undefined) failures.push(`${res.status} ${String(res.retryAfter)}`)
+      else served++
+    }
+  }))
+  await sleep(500)
+  await redis.kill()
+  await sleep(1000)
+  await redis.restart()
+  await until(() => pool.every((r) => r.service.shared?.store.state === 'up'), 'the store up again', { timeoutMs: 5000 })
+  await sleep(500)
+  redis.freeze()
+  await sleep(1500)
+  redis.thaw()
+  await sleep(500)
+  state.running = false
+  await load
+  t.ok(served > 100, `requests kept being served (${served})`)
+  t.same(failures, [], 'none failed')
+  for (const [i, replica] of pool.entries()) {
+    const alone = replica.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length
+    t.ok(alone >= 1 && alone <= 3, `replica ${i + 1}: one warning per outage (${alone})`)
+  }
+})
