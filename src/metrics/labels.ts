@@ -30,3 +30,18 @@ export const SHED_REASONS = [
 ] as const
 
 export type ShedReason = typeof SHED_REASONS[number]
+
+/**
+ * Why a client's request is refused with 429 + Retry-After, as its own excess rather than the
+ * replica's overload: the `reason` of edge_api_refused_total (docs/metrics.md).
+ */
+export const REFUSAL_REASONS = [
+  /** Over its fair share while the replica queues or sheds (src/http/fair-admission.ts, src/fair-queue.ts). */
+  'fair_share',
+  /** Over an explicit EDGE_API_RATE_LIMIT (reserved). */
+  'rate_limit',
+  /** Refused by the router's stick tables before reaching a replica (reserved: counted by the router). */
+  'router'
+] as const
+
+export type RefusalReason = typeof REFUSAL_REASONS[number]

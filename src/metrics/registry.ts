@@ -8,7 +8,7 @@ import { SHARED_LOOKUPS, type SharedLookup } from '../shared/shared-answers.js'
 import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, type StoreObserver, type StoreState } from '../shared/store.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
-import { SHED_REASONS, type ShedReason } from './labels.js'
+import { REFUSAL_REASONS, SHED_REASONS, type RefusalReason, type ShedReason } from './labels.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -39,6 +39,8 @@ export interface MetricsSources {
   /** The answer cache's bytes and entries (0 when off). */
   readonly cacheBytes?: () => number
   readonly cacheEntries?: () => number
+  /** Distinct clients with a /v1 request in flight (src/http/fair-share.ts). */
+  readonly activeClients?: () => number
 }
 
 const NO_SOURCES: Required<MetricsSources> = {
@@ -50,7 +52,8 @@ const NO_SOURCES: Required<MetricsSources> = {
   servedHeight: () => 0,
   heightsKnown: () => true,
   cacheBytes: () => 0,
-  cacheEntries: () => 0
+  cacheEntries: () => 0,
+  activeClients: () => 0
 }
 
 // The process metrics (CPU, memory, event loop lag, GC, handles) describe the process, not a
@@ -79,6 +82,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   readonly #requestDuration: Histogram<'method' | 'route' | 'status_code'>
   readonly #chainDuration: Histogram<'node' | 'outcome'>
   readonly #shed: Counter<'reason'>
+  readonly #refused: Counter<'reason'>
   readonly #probes: Counter<'result'>
   readonly #spansDropped: Counter<'reason'>
   readonly #cacheResults: Counter<'route' | 'result'>
@@ -127,6 +131,15 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     })
     // Every reason from the start, at 0: an alert on a rate sees the first refusal.
     for (const reason of SHED_REASONS) this.#shed.inc({ reason }, 0)
+    this.#refused = new Counter({
+      name: 'edge_api_refused_total',
+      help: 'Requests refused with 429 + Retry-After as a client\'s own excess, by reason: fair_share (over its share while the replica is busy), rate_limit, router',
+      labelNames: ['reason'],
+      registers
+    })
+    for (const reason of REFUSAL_REASONS) this.#refused.inc({ reason }, 0)
+    gauge('edge_api_active_clients', 'Distinct clients with a request in flight on /v1 (estimated in bounded memory: exact while few)',
+      () => this.#sources.activeClients())
     this.#chainDuration = histogram({
       name: 'edge_api_chain_request_duration_seconds',
       help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',
@@ -275,9 +288,10 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     child.observe(seconds)
   }
 
-  /** A request refused with 503 + Retry-After; the admission policy calls this with its own reasons. */
-  shed (reason: ShedReason): void {
-    this.#shed.inc({ reason })
+  /** A request refused: with 503 + Retry-After (shed) or, for a client's excess, 429 (refused). */
+  shed (reason: ShedReason | RefusalReason): void {
+    if ((REFUSAL_REASONS as readonly string[]).includes(reason)) this.#refused.inc({ reason })
+    else this.#shed.inc({ reason })
   }
 
   exchange (node: number, outcome: ChainOutcome, seconds: number): void {
