@@ -90,20 +90,20 @@ export class FairAdmission {
    */
   admit (reply: FastifyReply, client: string, done: HookHandlerDoneFunction, behind: boolean, policy: { admit (): boolean }): boolean {
     const slots = this.share.slotsOf(client)
-    // Counted before it is judged: a client's first request makes it one of the active.
+    // Counted from before it is judged (a client's first request makes it one of the active)
+    // until its answer ends, a held refusal's too: a client whose excess waits out its
+    // Retry-After is still the heavy one.
     this.share.start(slots)
+    reply.raw.once('close', () => this.share.end(slots))
     if (behind && this.share.overShare(slots)) {
-      this.share.end(slots)
       this.#refuseExcess(reply, client)
       return false
     }
     if (!policy.admit() && !this.share.uneven) {
-      this.share.end(slots)
       reply.send(this.#shedding.refuse(reply, 'eventLoopDelay'))
       return false
     }
     this.#top.requests.add(client)
-    reply.raw.once('close', () => this.share.end(slots))
     runAsClient(client, done)
     return true
   }

@@ -65,9 +65,12 @@ export class FairShare {
     return empty === 0 ? Math.round(WIDTH * Math.log(WIDTH)) : Math.round(-WIDTH * Math.log(empty / WIDTH))
   }
 
-  /** The fair share: requests in flight per active client. */
+  /**
+   * The fair share: requests in flight per active client, and never less than one: a client
+   * with one request at a time is never over it, however many idle clients share the mean.
+   */
   get share (): number {
-    return this.#inFlight / Math.max(1, this.activeClients)
+    return Math.max(1, this.#inFlight / Math.max(1, this.activeClients))
   }
 
   /** Whether the client at `slots` has more in flight than its share. */

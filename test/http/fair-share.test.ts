@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FairShare, ROWS, WIDTH } from '../../src/http/fair-share.js'
+import { FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
 
 t.test('a client is over its share when it has more in flight than the mean of the active clients', async (t) => {
   const share = new FairShare()
@@ -23,8 +23,14 @@ t.test('a client is over its share when it has more in flight than the mean of t
   t.notOk(share.overShare(heavy), 'even again')
   t.notOk(share.uneven)
   share.end(heavy)
+  t.equal(share.inFlight, 1)
+  t.equal(share.activeClients, 2, 'a client between requests is still one of the active')
+  t.notOk(share.overShare(polite), 'one request at a time is never over the share, however many idle clients lower the mean')
   share.end(polite)
-  t.equal(share.activeClients, 0)
+  for (let i = 0; i < RECENT_TICKS; i++) share.sample()
+  t.equal(share.activeClients, 2, 'active for a second after its last request')
+  share.sample()
+  t.equal(share.activeClients, 0, 'then forgotten')
   t.equal(share.inFlight, 0)
 })
 
@@ -37,7 +43,8 @@ t.test('a million distinct clients leave the memory where it was: a fixed sketch
     if (i % 1000 === 0) held.push(slots)
     else share.end(slots)
   }
-  share.sample()
+  // A second later, the clients active are those with a request in flight.
+  for (let i = 0; i <= RECENT_TICKS; i++) share.sample()
   t.equal(share.inFlight, 1000)
   const active = share.activeClients
   t.ok(active > 900 && active < 1100, `${active} active clients estimated for 1000`)
