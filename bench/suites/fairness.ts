@@ -52,11 +52,13 @@ interface Heavy { readonly byStatus: Record<string, number>, readonly perSecond:
 
 async function besideHeavy (origin: string, connections: number, seconds: number): Promise<{ polite: PoliteResult, heavy: Heavy }> {
   const child = spawn(process.execPath, [CLOSED_LOOP, origin, '127.0.0.2', String(connections), String(seconds + 1)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // Listened for at once: the child may be done before the polite clients are.
+  const exited = once(child, 'exit')
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const polite = await politeClients(origin, seconds - 1)
-  await once(child, 'exit')
+  await exited
   return { polite, heavy: JSON.parse(out) as Heavy }
 }
 
@@ -72,10 +74,14 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
   try {
     for (const connections of ctx.runS < 2 ? [256, 1024] : [256, 1024, 4096]) {
       for (const [side, main] of sides) {
+        process.stderr.write(`bench 16: ${side}, heavy ${connections}\n`)
         const server = await startMain(ctx.sim.url, { EDGE_API_SHED_DELAY: '20ms' }, 'ignore', main)
         try {
+          process.stderr.write('bench 16: warm\n')
           await politeClients(server.url, 1)
+          process.stderr.write('bench 16: alone\n')
           const alone = await politeClients(server.url, seconds - 1)
+          process.stderr.write('bench 16: beside\n')
           const { polite, heavy } = await besideHeavy(server.url, connections, seconds)
           raw[`${side} ${connections}`] = { alone, polite, heavy }
           const bound = Math.max(3 * alone.p99, alone.p99 + 30)

@@ -10,8 +10,14 @@
 
 export const WIDTH = 4096
 export const ROWS = 2
-/** A client counts as active for this many samples (of 100 ms) after its last request. */
-export const RECENT_TICKS = 10
+/**
+ * A client counts as active for this many samples (of 100 ms, 10 s) after its last request:
+ * long enough that polite clients starved by a heavy one (a request every few seconds) still
+ * count, so the heavy one stays over its share (measured: with 1 s, a closed loop of 1024
+ * connections pushed twenty polite clients out of the count, and was then refused as the
+ * replica's own overload, with unheld 503s, instead of as its excess).
+ */
+export const RECENT_TICKS = 100
 
 /** A request's place in the sketch, kept to count it out when it ends. */
 export type Slots = readonly number[]
@@ -59,7 +65,7 @@ export class FairShare {
     return this.#inFlight
   }
 
-  /** Distinct clients with a request within the last second (estimated: exact while few, within a few % up to thousands). */
+  /** Distinct clients with a request within the last 10 s (estimated: exact while few, within a few % up to thousands). */
   get activeClients (): number {
     const empty = WIDTH - this.#recent
     return empty === 0 ? Math.round(WIDTH * Math.log(WIDTH)) : Math.round(-WIDTH * Math.log(empty / WIDTH))

@@ -138,7 +138,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
       registers
     })
     for (const reason of REFUSAL_REASONS) this.#refused.inc({ reason }, 0)
-    gauge('edge_api_active_clients', 'Distinct clients with a request in flight on /v1 (estimated in bounded memory: exact while few)',
+    gauge('edge_api_active_clients', 'Distinct clients with a /v1 request within the last 10 s (estimated in bounded memory: exact while few)',
       () => this.#sources.activeClients())
     this.#chainDuration = histogram({
       name: 'edge_api_chain_request_duration_seconds',

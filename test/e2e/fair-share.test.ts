@@ -72,12 +72,14 @@ t.test('a heavy client of 1024 connections beside twenty polite ones: the polite
 
   const heavy = spawn(process.execPath, [CLOSED_LOOP, origin, '127.0.0.2', String(HEAVY_CONNECTIONS), String(SECONDS + 1)], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => heavy.kill('SIGKILL'))
+  // Listened for at once: the heavy client may be done before the polite ones are.
+  const exited = once(heavy, 'exit')
   let out = ''
   heavy.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
   // The heavy client's connections are open and looping.
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const beside = await politeClients(origin, SECONDS - 1)
-  await once(heavy, 'exit')
+  await exited
   const heavyTotals = JSON.parse(out) as { byStatus: Record<string, number>, retryAfter: number, errors: number, perSecond: number }
 
   const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length

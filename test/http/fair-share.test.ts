@@ -28,7 +28,7 @@ t.test('a client is over its share when it has more in flight than the mean of t
   t.notOk(share.overShare(polite), 'one request at a time is never over the share, however many idle clients lower the mean')
   share.end(polite)
   for (let i = 0; i < RECENT_TICKS; i++) share.sample()
-  t.equal(share.activeClients, 2, 'active for a second after its last request')
+  t.equal(share.activeClients, 2, 'active for RECENT_TICKS samples (10 s) after its last request')
   share.sample()
   t.equal(share.activeClients, 0, 'then forgotten')
   t.equal(share.inFlight, 0)
@@ -43,7 +43,7 @@ t.test('a million distinct clients leave the memory where it was: a fixed sketch
     if (i % 1000 === 0) held.push(slots)
     else share.end(slots)
   }
-  // A second later, the clients active are those with a request in flight.
+  // RECENT_TICKS samples later, the clients active are those with a request in flight.
   for (let i = 0; i <= RECENT_TICKS; i++) share.sample()
   t.equal(share.inFlight, 1000)
   const active = share.activeClients
