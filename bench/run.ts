@@ -15,6 +15,7 @@ import { round } from './lib/stats.js'
 import { answerCache } from './suites/answer-cache.js'
 import { chainRead } from './suites/chain-read.js'
 import type { Context } from './suites/context.js'
+import { fairness } from './suites/fairness.js'
 import { fanout } from './suites/fanout.js'
 import { hedging } from './suites/hedging.js'
 import { lifecycle } from './suites/lifecycle.js'
@@ -31,9 +32,9 @@ import { verify } from './suites/verify.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

@@ -9,7 +9,7 @@ import type { AnswerCache } from './cache/answer-cache.js'
 import { documentMinHeight } from './cache/min-height.js'
 import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
-import { ChainBusyError } from './errors.js'
+import { ChainBusyError, OverShareError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
 import { blockRoutes } from './http/blocked-routes.js'
 import type { LoadShedding } from './http/admission.js'
@@ -17,6 +17,7 @@ import { ClientErrors, requireHost } from './http/client-errors.js'
 import { corsOptions } from './http/cors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { lazySchemaCompilers } from './http/lazy-schemas.js'
+import { FairAdmission } from './http/fair-admission.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
 import { RateLimiter } from './http/rate-limit.js'
@@ -107,13 +108,22 @@ export async function buildApp (options: AppOptions) {
   // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
   const shedding = new Shedding(app.log, metrics === undefined ? undefined : (reason) => metrics.shed(reason))
   app.decorate('shedding', shedding)
+  // Fair share on /v1 (docs/overload.md): a client over its share is refused before the others.
+  const fairAdmission = new FairAdmission({ log: app.log, shedding })
+  app.decorate('fairAdmission', fairAdmission)
+  app.addHook('onReady', async () => fairAdmission.start())
+  // Held refusals are answered before the listener closes: the drain never waits on them.
+  app.addHook('preClose', async () => fairAdmission.stop())
   // First of the hooks, so the whole request runs inside its trace; shed 503s stay untraced.
   options.tracing?.register(app, { refused: (reply) => shedding.refused(reply), draining: () => readiness.draining })
   app.addHook('onClose', async () => shedding.flush())
   // A full chain queue, or a route group's, is shedding too: no warning and stack per request.
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A full queue: the client's excess (429, held for its Retry-After) when it is over its
+    // share, the replica's overload (503) otherwise.
+    if (error instanceof OverShareError) return fairAdmission.refuseQueued(request, reply, true, 'chainQueue', error.message)
     const reason = error instanceof ChainBusyError ? 'chainQueue' : error instanceof RouteGroupBusyError ? 'groupQueue' : undefined
-    return reason === undefined ? handleError(error, request, reply) : reply.send(shedding.refuse(reply, reason, error.message))
+    return reason === undefined ? handleError(error, request, reply) : fairAdmission.refuseQueued(request, reply, false, reason, error.message)
   })
   // Only from info on: at warn the hook would cost every request (a route read, a header
   // read, the shed check) for a line never written.

@@ -132,6 +132,16 @@ export class MinHeightUnavailableError extends HttpError {
   }
 }
 
+/**
+ * A queue is full and this request's client has more waiting in it than the others (the fair
+ * queue, src/fair-queue.ts): the client's excess, answered 429 as a fair-share refusal.
+ */
+export class OverShareError extends NamedError {
+  constructor () {
+    super('this client has more waiting than its share of a full queue')
+  }
+}
+
 /** The bounded queue of chain requests is full: shed instead of growing without limit. */
 export class ChainBusyError extends HttpError {
   override readonly code = 'EDGE_ERR_CHAIN_BUSY'

@@ -112,7 +112,9 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     servedHeight: () => chain.heads.served,
     heightsKnown: () => chain.heads.known,
     cacheBytes: () => cache?.bytes ?? 0,
-    cacheEntries: () => cache?.entries ?? 0
+    cacheEntries: () => cache?.entries ?? 0,
+    // Read at scrape time only, once the app below exists.
+    activeClients: () => app.fairAdmission.share.activeClients
   })
   const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store) })
   const close = async (): Promise<void> => {

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { BoundedLimit } from '../src/bounded-limit.js'
+import { runAsClient } from '../src/client-context.js'
 
 class Busy extends Error {}
 const limit = (concurrency: number, queueLimit: number): BoundedLimit => new BoundedLimit({ concurrency, queueLimit, busy: () => new Busy(`busy ${concurrency}+${queueLimit}`) })
@@ -55,4 +56,23 @@ t.test('run() holds a slot while its work runs, and gives it back however the wo
   await t.rejects(second, new Error('failed'))
   t.equal(admission.active, 0, 'both slots given back')
   t.equal(await admission.run(async () => 'again'), 'again')
+})
+
+t.test('waiters are let in by client in turn (client-context.ts says whose), the heaviest refused first as over its share', async (t) => {
+  const busy: boolean[] = []
+  const admission = new BoundedLimit({ concurrency: 1, queueLimit: 3, busy: (overShare) => { busy.push(overShare); return new Busy(overShare ? 'over share' : 'full') } })
+  const first = await admission.enter()
+  const order: string[] = []
+  const enter = (client: string, name: string): Promise<void> => runAsClient(client, async () => {
+    const release = await admission.enter()
+    order.push(name)
+    release()
+  })
+  const heavy = [enter('heavy', 'h1'), enter('heavy', 'h2'), enter('heavy', 'h3')]
+  const polite = enter('polite', 'p1')
+  await t.rejects(heavy[2] as Promise<void>, new Busy('over share'), 'the heavy client\'s newest made room, refused as its excess')
+  first()
+  await Promise.all([heavy[0], heavy[1], polite])
+  t.same(order, ['h1', 'p1', 'h2'], 'the polite client went second, not last')
+  t.same(busy, [true])
 })

@@ -1,5 +1,5 @@
 import { BoundedLimit } from '../bounded-limit.js'
-import { ChainBusyError } from '../errors.js'
+import { ChainBusyError, OverShareError } from '../errors.js'
 import type { Answer, ReadRequest } from './types.js'
 
 // The front of the chain client, above the choice of node: the limiter bounds reads, not
@@ -8,7 +8,7 @@ import type { Answer, ReadRequest } from './types.js'
 export interface ReadFrontOptions {
   /** Chain reads in flight at once (EDGE_API_CHAIN_CONCURRENCY). */
   readonly concurrency: number
-  /** How many may wait beyond `concurrency` before new ones are shed with 503 (ChainBusyError). */
+  /** How many may wait beyond `concurrency` (in fair order between clients) before the heaviest client's are refused (OverShareError: 429), or new ones shed with 503 (ChainBusyError) when no client is over its share. */
   readonly queueLimit: number
   /** Share one upstream read between identical concurrent reads. */
   readonly coalesce: boolean
@@ -27,7 +27,7 @@ export class ReadFront {
   readonly #pending = new Map<string, Promise<Answer>>()
 
   constructor (options: ReadFrontOptions) {
-    this.#limit = new BoundedLimit({ concurrency: options.concurrency, queueLimit: options.queueLimit, busy: () => new ChainBusyError() })
+    this.#limit = new BoundedLimit({ concurrency: options.concurrency, queueLimit: options.queueLimit, busy: (overShare) => overShare ? new OverShareError() : new ChainBusyError() })
     this.#coalesce = options.coalesce
     this.#read = options.read
   }

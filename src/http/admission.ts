@@ -1,9 +1,12 @@
 // Admission control for /v1: the PIE policy (pie.ts) fed the event loop's readings on a
 // sampler's clock, asked about each request, and under-pressure's hard limits; a refused
-// request takes the cheap 503 (shedding.ts). docs/overload.md says how it behaves, and why.
+// request takes the cheap 503 (shedding.ts), or, when its client is over its share, the held
+// 429 (fair-admission.ts). docs/overload.md says how it behaves, and why.
 import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { REAL_CLOCK } from '../clock.js'
+import { clientOf } from './client-identity.js'
+import { FairAdmission } from './fair-admission.js'
 import { DelayAdmission } from './pie.js'
 import type { ShedReason } from '../metrics/labels.js'
 import type { Shedding } from './shedding.js'
@@ -60,7 +63,9 @@ export const BOOT_GRACE_MS = 1000
  * (it would shed everything above it, and it stops at the first limit exceeded), and an
  * onRequest hook right after it asks the policy about each request instead.
  */
-export async function admissionControl (app: FastifyInstance, shedding: Shedding, loadShedding: LoadShedding = {}): Promise<DelayAdmission> {
+export async function admissionControl (
+  app: FastifyInstance, shedding: Shedding, loadShedding: LoadShedding = {}, fair = new FairAdmission({ log: app.log, shedding })
+): Promise<DelayAdmission> {
   const { maxEventLoopDelay: target, sampleInterval } = { ...LOAD_SHEDDING_DEFAULTS, ...loadShedding }
   const sampler = loadShedding.sampler ?? underPressureSampler(app, sampleInterval)
   const policy = new DelayAdmission({ targetDelayMs: target })
@@ -89,15 +94,11 @@ export async function admissionControl (app: FastifyInstance, shedding: Shedding
     maxHeapUsedBytes: loadShedding.maxHeapUsedBytes ?? 0,
     pressureHandler: pressureHandler as unknown as FastifyUnderPressureOptions['pressureHandler']
   })
-  // After under-pressure's hook: only requests within its hard limits get here.
+  // After under-pressure's hook: only requests within its hard limits get here. What the
+  // policy would shed is the heaviest clients' (fair-admission.ts).
   let admitted = 0
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!policy.admit()) {
-      reply.send(shedding.refuse(reply, 'eventLoopDelay'))
-      return
-    }
-    admitted++
-    done()
+  app.addHook('onRequest', (request, reply, done) => {
+    if (fair.admit(reply, clientOf(request), done, target > 0 && policy.delayMs >= target, policy)) admitted++
   })
   if (target > 0) {
     // Readings are capped at 4× the target, beyond which every reading makes the same step anyway.

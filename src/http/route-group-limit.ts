@@ -1,4 +1,5 @@
 import { BoundedLimit } from '../bounded-limit.js'
+import { OverShareError } from '../errors.js'
 import { NamedError } from '../named-error.js'
 
 // The concurrency limit and bounded queue of a group of CPU-heavy routes (the optional verify
@@ -14,11 +15,11 @@ export interface RouteGroupLimitOptions {
   readonly busyMessage: string
 }
 
-/** A request beyond the group's queue: app.ts answers it 503 + Retry-After as shed load (`groupQueue`). */
+/** A request beyond the group's queue, no client over its share: app.ts answers it 503 + Retry-After as shed load (`groupQueue`); a client over its share gets OverShareError (429). */
 export class RouteGroupBusyError extends NamedError {}
 
 export class RouteGroupLimit extends BoundedLimit {
   constructor (options: RouteGroupLimitOptions) {
-    super({ concurrency: options.concurrency, queueLimit: options.queueLimit, busy: () => new RouteGroupBusyError(options.busyMessage) })
+    super({ concurrency: options.concurrency, queueLimit: options.queueLimit, busy: (overShare) => overShare ? new OverShareError() : new RouteGroupBusyError(options.busyMessage) })
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { ShedReason } from '../metrics/labels.js'
+import type { RefusalReason, ShedReason } from '../metrics/labels.js'
 
 /** The subset of a pino logger shedding writes to. */
 export interface SheddingLog {
@@ -8,7 +8,7 @@ export interface SheddingLog {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Requests turned away with 503 (load shedding, a full chain queue), counted by reason. */
+    /** Requests turned away with 503 (load shedding, a full chain queue) or 429 (a client's excess), counted by reason. */
     shedding: Shedding
   }
 }
@@ -16,6 +16,13 @@ declare module 'fastify' {
 export const SUMMARY_INTERVAL_MS = 1000
 
 const OVERLOADED = 'Service Unavailable'
+const CLIENT_EXCESS: Record<RefusalReason, string> = {
+  fair_share: 'too many requests from this client while the service is busy; retry after the time in Retry-After',
+  rate_limit: 'too many requests from this client; retry after the time in Retry-After'
+}
+
+/** A refusal's reason: the replica's overload (503) or the client's excess (429). */
+export type Reason = ShedReason | RefusalReason
 
 /**
  * The cheap way out for a request the process will not serve: 503 with Retry-After, a
@@ -25,19 +32,19 @@ const OVERLOADED = 'Service Unavailable'
  */
 export class Shedding {
   /** Requests turned away since start, by reason. */
-  readonly total: Partial<Record<ShedReason, number>> = {}
+  readonly total: Partial<Record<Reason, number>> = {}
   readonly #log: SheddingLog
   readonly #intervalMs: number
   readonly #bodies = new Map<string, Buffer>()
   // Replies refused here; the access log leaves them to the summary line.
   readonly #refused = new WeakSet<FastifyReply>()
-  #period = new Map<ShedReason, number>()
+  #period = new Map<Reason, number>()
   #timer: NodeJS.Timeout | undefined
   #describe: () => object = () => ({})
-  readonly #onShed: ((reason: ShedReason) => void) | undefined
+  readonly #onShed: ((reason: Reason) => void) | undefined
 
-  /** `onShed` hears of every refusal, with its reason (the metrics' edge_api_shed_total). */
-  constructor (log: SheddingLog, onShed?: (reason: ShedReason) => void, intervalMs = SUMMARY_INTERVAL_MS) {
+  /** `onShed` hears of every refusal, with its reason (the metrics' edge_api_shed_total and edge_api_refusals_total). */
+  constructor (log: SheddingLog, onShed?: (reason: Reason) => void, intervalMs = SUMMARY_INTERVAL_MS) {
     this.#log = log
     this.#onShed = onShed
     this.#intervalMs = intervalMs
@@ -58,9 +65,21 @@ export class Shedding {
    * set on `reply`; the returned body is to be sent as it is.
    */
   refuse (reply: FastifyReply, reason: ShedReason, message = OVERLOADED, retryAfterS = 1): Buffer {
+    return this.#refuse(reply, 503, reason, message, retryAfterS)
+  }
+
+  /**
+   * Counts a client's excess and prepares its 429, as refuse() does its 503: the client is
+   * over its share (or its limit), not the replica out of capacity.
+   */
+  refuseClient (reply: FastifyReply, reason: RefusalReason, retryAfterS = 1): Buffer {
+    return this.#refuse(reply, 429, reason, CLIENT_EXCESS[reason], retryAfterS)
+  }
+
+  #refuse (reply: FastifyReply, status: number, reason: Reason, message: string, retryAfterS: number): Buffer {
     this.#count(reason)
     this.#refused.add(reply)
-    reply.code(503).header('retry-after', String(retryAfterS)).header('content-type', 'application/json; charset=utf-8')
+    reply.code(status).header('retry-after', String(retryAfterS)).header('content-type', 'application/json; charset=utf-8')
     let body = this.#bodies.get(message)
     if (body === undefined) {
       body = Buffer.from(JSON.stringify({ message }))
@@ -74,9 +93,9 @@ export class Shedding {
     return this.#period.size > 0
   }
 
-  /** Whether `reply` is a 503 this object refused. */
+  /** Whether `reply` is a 503 or 429 this object refused. */
   refused (reply: FastifyReply): boolean {
-    return reply.statusCode === 503 && this.#refused.has(reply)
+    return (reply.statusCode === 503 || reply.statusCode === 429) && this.#refused.has(reply)
   }
 
   /** Writes the summary of the requests shed since the last one, if any (also at close). */
@@ -96,7 +115,7 @@ export class Shedding {
     this.#log.info({ count, reason, ...byReason, total: { ...this.total }, ...this.state }, 'shedding')
   }
 
-  #count (reason: ShedReason): void {
+  #count (reason: Reason): void {
     this.#onShed?.(reason)
     this.total[reason] = (this.total[reason] ?? 0) + 1
     this.#period.set(reason, (this.#period.get(reason) ?? 0) + 1)

@@ -32,9 +32,15 @@ export const SHED_REASONS = [
 export type ShedReason = typeof SHED_REASONS[number]
 
 /**
- * Why a request is refused because of who sent it (edge_api_refusals_total, docs/metrics.md):
- * `rate_limit`, its client over EDGE_API_RATE_LIMIT (429).
+ * Why a client's request is refused with 429 + Retry-After, as its own excess rather than the
+ * replica's overload: the `reason` of edge_api_refusals_total (docs/metrics.md). The router's
+ * own refusals never reach a replica: they are in the router's metrics.
  */
-export const REFUSAL_REASONS = ['rate_limit'] as const
+export const REFUSAL_REASONS = [
+  /** Over its fair share while the replica queues or sheds (src/http/fair-admission.ts, src/fair-queue.ts). */
+  'fair_share',
+  /** Over an explicit EDGE_API_RATE_LIMIT (src/http/rate-limit.ts). */
+  'rate_limit'
+] as const
 
 export type RefusalReason = typeof REFUSAL_REASONS[number]

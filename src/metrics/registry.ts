@@ -40,6 +40,8 @@ export interface MetricsSources {
   /** The answer cache's bytes and entries (0 when off). */
   readonly cacheBytes?: () => number
   readonly cacheEntries?: () => number
+  /** Distinct clients with a /v1 request in flight (src/http/fair-share.ts). */
+  readonly activeClients?: () => number
 }
 
 const NO_SOURCES: Required<MetricsSources> = {
@@ -51,7 +53,8 @@ const NO_SOURCES: Required<MetricsSources> = {
   servedHeight: () => 0,
   heightsKnown: () => true,
   cacheBytes: () => 0,
-  cacheEntries: () => 0
+  cacheEntries: () => 0,
+  activeClients: () => 0
 }
 
 // The process metrics (CPU, memory, event loop lag, GC, handles) describe the process, not a
@@ -130,8 +133,15 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     })
     // Every reason from the start, at 0: an alert on a rate sees the first refusal.
     for (const reason of SHED_REASONS) this.#shed.inc({ reason }, 0)
-    this.#refusals = new Counter({ name: 'edge_api_refusals_total', help: 'Requests refused because of the client that sent them, by reason', labelNames: ['reason'], registers })
+    this.#refusals = new Counter({
+      name: 'edge_api_refusals_total',
+      help: 'Requests refused with 429 + Retry-After as a client\'s own excess, by reason: fair_share (over its share while the replica is busy), rate_limit (over EDGE_API_RATE_LIMIT)',
+      labelNames: ['reason'],
+      registers
+    })
     for (const reason of REFUSAL_REASONS) this.#refusals.inc({ reason }, 0)
+    gauge('edge_api_active_clients', 'Distinct clients with a /v1 request within the last 10 s (estimated in bounded memory: exact while few)',
+      () => this.#sources.activeClients())
     this.#chainDuration = histogram({
       name: 'edge_api_chain_request_duration_seconds',
       help: 'Time of one exchange with one chain node (reads, failover attempts, probes), by node (1-based position in CHAIN_REST_URL) and outcome',
@@ -282,12 +292,13 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
     child.observe(seconds)
   }
 
-  /** A request refused with 503 + Retry-After; the admission policy calls this with its own reasons. */
-  shed (reason: ShedReason): void {
-    this.#shed.inc({ reason })
+  /** A request refused: with 503 + Retry-After (shed) or, for a client's excess, 429 (refused). */
+  shed (reason: ShedReason | RefusalReason): void {
+    if ((REFUSAL_REASONS as readonly string[]).includes(reason)) this.#refusals.inc({ reason })
+    else this.#shed.inc({ reason })
   }
 
-  /** A request refused because of its client (429 over EDGE_API_RATE_LIMIT). */
+  /** A request refused because of its client (429 over EDGE_API_RATE_LIMIT, or over its fair share). */
   refused (reason: RefusalReason): void {
     this.#refusals.inc({ reason })
   }

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { runAsClient } from '../../src/client-context.js'
+import { OverShareError } from '../../src/errors.js'
 import { RouteGroupBusyError, RouteGroupLimit } from '../../src/http/route-group-limit.js'
 
 // The limit itself is BoundedLimit's (test/bounded-limit.test.ts); a route group's refusal is its own error.
@@ -11,4 +13,15 @@ t.test('a request beyond the group\'s queue is refused with RouteGroupBusyError 
   release()
   ;(await waiting)()
   t.equal(admission.active, 0)
+})
+
+t.test('a client with more waiting than another, the queue full: its excess is refused with OverShareError (429), the other let in', async (t) => {
+  const admission = new RouteGroupLimit({ concurrency: 1, queueLimit: 2, busyMessage: 'verify routes busy' })
+  const release = await admission.enter()
+  const heavy = [runAsClient('heavy', async () => admission.enter()), runAsClient('heavy', async () => admission.enter())]
+  const polite = runAsClient('polite', async () => admission.enter())
+  await t.rejects(heavy[1] as Promise<unknown>, OverShareError)
+  release()
+  ;(await heavy[0] as () => void)()
+  ;(await polite)()
 })

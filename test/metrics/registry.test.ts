@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metrics/labels.js'
+import { REFUSAL_REASONS, SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metrics/labels.js'
 import { DURATION_BUCKETS, Metrics } from '../../src/metrics/registry.js'
 import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
 import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
@@ -72,6 +72,22 @@ t.test(`the shed reasons are the closed list, each documented in ${METRICS_DOC} 
   t.same(codes(row?.what).sort(), [...SHED_REASONS].sort())
   const text = await new Metrics().scrape()
   for (const reason of SHED_REASONS) t.equal(sampleValue(text, 'edge_api_shed_total', { reason }), 0, `${reason} exported at 0 from the start`)
+})
+
+t.test(`a client's refusals (429) by reason, a closed list documented in ${METRICS_DOC}, apart from the replica's 503s; the active clients`, async (t) => {
+  const row = documented.find((m) => m.name === 'edge_api_refusals_total')
+  t.same(codes(row?.what).sort(), [...REFUSAL_REASONS].sort())
+  const metrics = new Metrics()
+  let text = await metrics.scrape()
+  for (const reason of REFUSAL_REASONS) t.equal(sampleValue(text, 'edge_api_refusals_total', { reason }), 0, `${reason} exported at 0 from the start`)
+  t.equal(sampleValue(text, 'edge_api_active_clients'), 0)
+  metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [], activeClients: () => 21 })
+  metrics.shed('fair_share')
+  metrics.shed('chainQueue')
+  text = await metrics.scrape()
+  t.equal(sampleValue(text, 'edge_api_refusals_total', { reason: 'fair_share' }), 1)
+  t.equal(sampleValue(text, 'edge_api_shed_total', { reason: 'chainQueue' }), 1)
+  t.equal(sampleValue(text, 'edge_api_active_clients'), 21)
 })
 
 t.test('requests, chain exchanges, shedding and probes by their labels', async (t) => {

@@ -20,7 +20,7 @@ import { versions } from './versions.js'
 export type { LoadShedding }
 
 /**
- * The /v1 routes, with load shedding (src/http/admission.ts). under-pressure is registered in
+ * The /v1 routes, with load shedding and fair share (src/http/admission.ts, fair-admission.ts). under-pressure is registered in
  * this scope only, so /healthz and /readyz keep answering while /v1 sheds: a busy replica must
  * not look dead, and replicas under the same load must not all leave the pool at once.
  */
@@ -39,7 +39,7 @@ export interface V1Options {
 }
 
 export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache }) => {
-  await admissionControl(app, shedding, loadShedding)
+  await admissionControl(app, shedding, loadShedding, app.fairAdmission)
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })

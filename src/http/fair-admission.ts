@@ -1,0 +1,125 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { runAsClient } from '../client-context.js'
+import { REAL_CLOCK, type Clock } from '../clock.js'
+import { clientOf } from './client-identity.js'
+import { FairShare } from './fair-share.js'
+import { HOLD_LIMIT, RefusalHold } from './refusal-hold.js'
+import type { ShedReason } from '../metrics/labels.js'
+import type { Shedding } from './shedding.js'
+import { TopClients, type TopClientsLog } from './top-clients.js'
+
+// Fair share on /v1, with no configuration: which client a request is (client-identity.ts),
+// how much each has in flight (fair-share.ts), and what a request gets when the replica must
+// refuse some: the client over its share gets 429 + Retry-After, held for that long
+// (refusal-hold.ts); a client under it is served while a heavier one is refused; when no
+// client is over its share, the overload is the replica's own and the refusal a 503 (shedding.ts).
+// The queues further in (the chain reads', the optional routes') are fair by themselves
+// (fair-queue.ts), told the client through client-context.ts. docs/overload.md.
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Fair share on /v1: each client's requests in flight, its refusals, the top clients' line. */
+    fairAdmission: FairAdmission
+  }
+}
+
+/** Seconds a client's excess is told to wait, and is held before it is told. */
+export const RETRY_AFTER_S = 1
+export const TOP_CLIENTS_INTERVAL_MS = 60_000
+/** How often the share takes stock of the clients (fair-share.ts). */
+export const SAMPLE_MS = 100
+
+export interface FairAdmissionOptions {
+  readonly log: TopClientsLog
+  readonly shedding: Shedding
+  readonly clock?: Clock
+  readonly topClientsIntervalMs?: number
+  readonly holdLimit?: number
+}
+
+export class FairAdmission {
+  readonly share = new FairShare()
+  readonly #shedding: Shedding
+  readonly #hold: RefusalHold
+  readonly #top: TopClients
+  readonly #clock: Clock
+  readonly #intervalMs: number
+  #stopSamples: (() => void) | undefined
+  #sinceLineMs = 0
+
+  constructor (options: FairAdmissionOptions) {
+    this.#shedding = options.shedding
+    this.#clock = options.clock ?? REAL_CLOCK
+    this.#hold = new RefusalHold(RETRY_AFTER_S * 1000, options.holdLimit ?? HOLD_LIMIT, this.#clock)
+    this.#top = new TopClients(options.log)
+    this.#intervalMs = options.topClientsIntervalMs ?? TOP_CLIENTS_INTERVAL_MS
+  }
+
+  /** Refusals held now. */
+  get held (): number {
+    return this.#hold.size
+  }
+
+  /** Starts the share's samples, and the top clients' line once a period. */
+  start (): void {
+    this.#stopSamples = this.#clock.after(SAMPLE_MS, () => {
+      this.share.sample()
+      this.#sinceLineMs += SAMPLE_MS
+      if (this.#sinceLineMs >= this.#intervalMs) {
+        this.#sinceLineMs = 0
+        this.#top.flush(this.share.activeClients)
+      }
+      this.start()
+    })
+  }
+
+  /** Stops the samples and the line (writing the last period's) and answers every held refusal now. */
+  stop (): void {
+    this.#stopSamples?.()
+    this.#top.flush(this.share.activeClients)
+    this.#top.flush(this.share.activeClients)
+    this.#hold.releaseAll()
+  }
+
+  /**
+   * Serves a /v1 request (true: counted in until its response ends, the rest of it run as its
+   * client's) or refuses it. While the replica is `behind` (its event-loop delay at or over the
+   * target) a client over its share is refused at once, as its excess (429, held), so the
+   * others never wait behind it; what the policy sheds besides is the replica's own overload
+   * (503), unless some client is over its share, whose refusals are then the only ones.
+   */
+  admit (reply: FastifyReply, client: string, done: HookHandlerDoneFunction, behind: boolean, policy: { admit (): boolean }): boolean {
+    const slots = this.share.slotsOf(client)
+    // Counted from before it is judged (a client's first request makes it one of the active)
+    // until its answer ends, a held refusal's too: a client whose excess waits out its
+    // Retry-After is still the heavy one.
+    this.share.start(slots)
+    reply.raw.once('close', () => this.share.end(slots))
+    if (behind && this.share.overShare(slots)) {
+      this.#refuseExcess(reply, client)
+      return false
+    }
+    if (!policy.admit() && !this.share.uneven) {
+      reply.send(this.#shedding.refuse(reply, 'eventLoopDelay'))
+      return false
+    }
+    this.#top.requests.add(client)
+    runAsClient(client, done)
+    return true
+  }
+
+  /**
+   * A full queue refused the request (`overShare`: the queue found its client heavier than the
+   * others waiting): 429 held when the client is over its share, 503 (`reason`) otherwise.
+   */
+  refuseQueued (request: FastifyRequest, reply: FastifyReply, overShare: boolean, reason: ShedReason, message: string): void {
+    const client = clientOf(request)
+    if (overShare || this.share.overShare(this.share.slotsOf(client))) this.#refuseExcess(reply, client)
+    else reply.send(this.#shedding.refuse(reply, reason, message))
+  }
+
+  #refuseExcess (reply: FastifyReply, client: string): void {
+    this.#top.refusals.add(client)
+    this.#hold.hold(reply, this.#shedding.refuseClient(reply, 'fair_share', RETRY_AFTER_S))
+  }
+}

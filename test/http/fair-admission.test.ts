@@ -1,0 +1,137 @@
+// Fair share on real sockets, clients from distinct loopback addresses: while the replica is
+// behind (scripted event-loop readings, so the outcome is the policy's whatever the machine),
+// the heavy client is refused with a held 429 and the polite one is served; a full chain
+// queue refuses the heavy client's excess, never the polite client's read, which goes next.
+import type { FastifyReply } from 'fastify'
+import t, { type Test } from 'tap'
+import { Agent, request } from 'undici'
+import { loadConfig } from '../../src/config.js'
+import { FairAdmission } from '../../src/http/fair-admission.js'
+import { HOLD_LIMIT } from '../../src/http/refusal-hold.js'
+import { Shedding } from '../../src/http/shedding.js'
+import { createLogger } from '../../src/logger.js'
+import { startService } from '../../src/service.js'
+import { CACHE_OFF } from '../fixtures/cache-off.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
+import { LogLines } from '../fixtures/log-lines.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
+import { ScriptedLoop } from '../fixtures/scripted-loop.js'
+import { until } from '../fixtures/wait.js'
+
+const TARGET_MS = 20
+const BEHIND = { delayMs: 4 * TARGET_MS, utilization: 1 }
+const KEEPING_UP = { delayMs: 2, utilization: 1 }
+
+t.setTimeout(60_000)
+
+async function replica (t: Test, env: Record<string, string> = {}) {
+  const sim = await startChainSimulator()
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_LOG_LEVEL: 'info', EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', ...CACHE_OFF, ...env })
+  const log = new LogLines()
+  const loop = new ScriptedLoop()
+  const service = await startService({ config, logger: createLogger(config.logLevel, log.stream), drainWindows: { announceMs: 0, budgetMs: 2000 }, metricsPort: 0, loadShedding: { maxEventLoopDelay: TARGET_MS, sampler: loop } })
+  t.teardown(async () => {
+    service.chain.abortAll()
+    service.app.server.closeAllConnections()
+    await service.close()
+    await sim.close()
+  })
+  // Past the boot's grace, keeping up.
+  loop.feed(KEEPING_UP, 11)
+  return { ...service, sim, loop, log, origin: `http://127.0.0.1:${service.port}` }
+}
+
+/** A client of its own address (127.0.0.x), each request timed. */
+function client (t: Test, origin: string, localAddress: string, connections: number) {
+  const agent = new Agent({ localAddress, connections })
+  t.teardown(() => agent.destroy())
+  return async (path: string) => {
+    const started = performance.now()
+    const res = await request(`${origin}${path}`, { dispatcher: agent })
+    const body = await res.body.text()
+    return { status: res.statusCode, headers: res.headers, body, ms: performance.now() - started }
+  }
+}
+
+t.test('behind: the client over its share gets 429 + Retry-After, held that long; the polite one is served', async (t) => {
+  const { origin, sim, loop, app, metricsPort } = await replica(t)
+  // The heavy client's reads stay in flight for a while: it holds 40 of the replica's requests.
+  sim.latency(3000, '/productscience/inference/inference/inference_participant/heavy')
+  const heavy = client(t, origin, '127.0.0.2', 64)
+  const polite = client(t, origin, '127.0.0.3', 1)
+  const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
+  await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
+  loop.feed(BEHIND, 10)
+  // The polite client has just been served: it is one of the active clients.
+  t.equal((await polite('/v1/status')).status, 200)
+
+  const refused = await heavy('/v1/status')
+  t.equal(refused.status, 429, 'the heavy client\'s excess')
+  t.equal(refused.headers['retry-after'], '1')
+  t.match(JSON.parse(refused.body), { message: /too many requests from this client/ })
+  t.ok(refused.ms >= 950, `held for its Retry-After before it was answered (${Math.round(refused.ms)} ms)`)
+  for (let i = 0; i < 20; i++) {
+    const served = await polite(`/v1/participants/${PARTICIPANTS[i % PARTICIPANTS.length]?.address ?? ''}`)
+    t.equal(served.status, 200, 'the polite client is served while the heavy one is refused')
+  }
+  await Promise.all(inFlight)
+  const metrics = await (await request(`http://127.0.0.1:${metricsPort as number}/metrics`)).body.text()
+  t.match(metrics, /edge_api_refusals_total\{reason="fair_share"\} 1\n/)
+  t.equal(app.shedding.total.eventLoopDelay ?? 0, 0, 'nothing shed as the replica\'s own overload: a client was over its share')
+})
+
+t.test('behind with no client over its share: the replica\'s own overload, 503, never 429', async (t) => {
+  const { origin, loop, app } = await replica(t)
+  const lone = client(t, origin, '127.0.0.4', 1)
+  loop.feed(BEHIND, 30)
+  const statuses = new Set<number>()
+  for (let i = 0; i < 40; i++) statuses.add((await lone('/v1/status')).status)
+  t.ok(statuses.has(503), 'the policy sheds a share')
+  t.notOk(statuses.has(429), 'a lone client is never over its share')
+  t.ok((app.shedding.total.eventLoopDelay ?? 0) > 0)
+})
+
+t.test('a full chain queue refuses the heavy client\'s excess (429), and the polite client\'s read goes next', async (t) => {
+  const { origin, sim, app, chain } = await replica(t, { EDGE_API_CHAIN_CONCURRENCY: '2' })
+  sim.latency(200, '/productscience/inference/inference/inference_participant/')
+  const heavy = client(t, origin, '127.0.0.5', 128)
+  const polite = client(t, origin, '127.0.0.6', 1)
+  // The polite client asks 5 times a second throughout: one of the active clients.
+  const polling = { on: true }
+  const pollingDone = (async () => {
+    while (polling.on) {
+      await polite('/v1/status')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  })()
+  await until(() => app.fairAdmission.share.activeClients === 1, 'the polite client active')
+  // 2 in flight, 32 waiting (16× the concurrency), the rest refused.
+  const flood = Array.from({ length: 100 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
+  await until(() => chain.queued === 32, 'the chain queue full of the heavy client\'s reads', { timeoutMs: 10_000 })
+  const served = await polite(`/v1/participants/${PARTICIPANTS[0].address}`)
+  t.equal(served.status, 200)
+  t.ok(served.ms < 1000, `the polite read waited one turn, not behind 32 heavy reads (${Math.round(served.ms)} ms; 3 400 in arrival order)`)
+  const statuses = (await Promise.all(flood)).map((r) => r.status)
+  polling.on = false
+  await pollingDone
+  const refused = statuses.filter((s) => s === 429).length
+  t.ok(refused >= 60, `${refused} of the heavy client's reads refused as its excess`)
+  t.equal(statuses.filter((s) => s === 503).length, 0, 'none as the replica\'s overload: another client was there')
+  t.ok(app.fairAdmission.held <= HOLD_LIMIT)
+})
+
+t.test('a line a period names the top clients by requests and refusals; the share takes stock every sample', async (t) => {
+  const clock = new ManualClock()
+  const lines: Array<Record<string, unknown>> = []
+  const log = { info: (fields: object, msg: string) => { lines.push({ ...fields, msg }) } }
+  const fair = new FairAdmission({ log, shedding: new Shedding(log), clock, topClientsIntervalMs: 300 })
+  fair.start()
+  const reply = { raw: { once: () => {} } } as unknown as FastifyReply
+  const served = fair.admit(reply, '10.0.0.1', () => {}, false, { admit: () => true })
+  t.ok(served)
+  await clock.advance(300)
+  t.match(lines, [{ msg: 'top clients', requests: 1, refusals: 0, activeClients: 1, topByRequests: [{ client: '10.0.0.1', count: 1 }] }])
+  fair.stop()
+  t.equal(clock.pending, 0, 'no timer left')
+})

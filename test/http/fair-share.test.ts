@@ -1,0 +1,57 @@
+import t from 'tap'
+import { FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
+
+t.test('a client is over its share when it has more in flight than the mean of the active clients', async (t) => {
+  const share = new FairShare()
+  const heavy = share.slotsOf('10.0.0.1')
+  const polite = share.slotsOf('10.0.0.2')
+  for (let i = 0; i < 30; i++) share.start(heavy)
+  share.sample()
+  t.equal(share.activeClients, 1)
+  t.notOk(share.overShare(heavy), 'alone, a client is never over its share: it gets the whole replica')
+  t.notOk(share.uneven)
+  share.start(polite)
+  share.sample()
+  t.equal(share.activeClients, 2)
+  t.equal(share.inFlight, 31)
+  t.equal(share.inFlightOf(heavy), 30)
+  t.ok(share.overShare(heavy))
+  t.notOk(share.overShare(polite))
+  t.ok(share.uneven)
+  for (let i = 0; i < 29; i++) share.end(heavy)
+  share.sample()
+  t.notOk(share.overShare(heavy), 'even again')
+  t.notOk(share.uneven)
+  share.end(heavy)
+  t.equal(share.inFlight, 1)
+  t.equal(share.activeClients, 2, 'a client between requests is still one of the active')
+  t.notOk(share.overShare(polite), 'one request at a time is never over the share, however many idle clients lower the mean')
+  share.end(polite)
+  for (let i = 0; i < RECENT_TICKS; i++) share.sample()
+  t.equal(share.activeClients, 2, 'active for RECENT_TICKS samples (10 s) after its last request')
+  share.sample()
+  t.equal(share.activeClients, 0, 'then forgotten')
+  t.equal(share.inFlight, 0)
+})
+
+t.test('a million distinct clients leave the memory where it was: a fixed sketch', async (t) => {
+  const share = new FairShare()
+  const held = []
+  for (let i = 0; i < 1_000_000; i++) {
+    const slots = share.slotsOf(`2001:db8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::/64`)
+    share.start(slots)
+    if (i % 1000 === 0) held.push(slots)
+    else share.end(slots)
+  }
+  // RECENT_TICKS samples later, the clients active are those with a request in flight.
+  for (let i = 0; i <= RECENT_TICKS; i++) share.sample()
+  t.equal(share.inFlight, 1000)
+  const active = share.activeClients
+  t.ok(active > 900 && active < 1100, `${active} active clients estimated for 1000`)
+  t.equal(ROWS * WIDTH * Int32Array.BYTES_PER_ELEMENT, 32 * 1024, 'the bound: 32 KiB of counters, whatever the number of clients')
+  share.sample()
+  // Saturated (every counter taken): the estimate is capped, not infinite.
+  const full = new FairShare()
+  for (let i = 0; i < 200_000; i++) full.start(full.slotsOf(String(i)))
+  t.ok(Number.isFinite(full.activeClients))
+})
