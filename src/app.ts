@@ -27,6 +27,7 @@ import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
+import type { WaitingLimits } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -49,6 +50,8 @@ export interface AppOptions {
   readonly tracing?: Tracing | undefined
   /** Built /v1 answers (EDGE_API_CACHE_SIZE); none when off. */
   readonly cache?: AnswerCache | undefined
+  /** Caps of held long-polls and event streams (tests reach them); the defaults otherwise. */
+  readonly waiting?: WaitingLimits | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -147,7 +150,8 @@ export async function buildApp (options: AppOptions) {
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,
     verifyTuning: options.verifyTuning,
-    cache: options.cache
+    cache: options.cache,
+    waiting: options.waiting
   })
   return app
 }

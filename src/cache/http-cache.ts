@@ -199,6 +199,11 @@ export async function answerCaching (app: FastifyInstance, { chain, cache }: Ans
   }
 }
 
+/** The ETag a latest-state answer of `route` would have at `height` (a long-poll's If-None-Match is compared with it). */
+export function answerTag (request: FastifyRequest, route: string, height: number): string {
+  return tagOf(keyAt(answerKey(request, route), height))
+}
+
 function keyAt (base: string, height: number | undefined): string {
   return height === undefined ? base : `${base}@${height}`
 }
@@ -256,7 +261,7 @@ function digest (data: string | Buffer): string {
 }
 
 /** If-None-Match's weak comparison (RFC 9110 §13.1.2): any listed tag, W/ or not, or "*". */
-function matchesTag (header: string | undefined, etag: string): boolean {
+export function matchesTag (header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
   return header.split(',').some((tag) => {
     const trimmed = tag.trim()

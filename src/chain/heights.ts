@@ -95,6 +95,8 @@ export class ChainHeads {
   #polledAt = -Infinity
   #known = true
   #pool: HeadPool | undefined
+  // --- onHead (issue 42; the heights branch owns the final form) ---
+  readonly #headListeners = new Set<(height: number) => void>()
 
   constructor (options: ChainHeadsOptions) {
     this.#heads = new Array<number>(options.nodeCount).fill(0)
@@ -115,9 +117,16 @@ export class ChainHeads {
     if (latest && height >= this.best) this.#confirmedAt = this.#clock.now()
     if (height <= (this.#heads[node] as number)) return
     const pool = this.#pool
-    const rises = pool !== undefined && height > this.best
+    const rises = height > this.best
     this.#heads[node] = height
-    if (rises) pool.confirmed(height)
+    if (rises) pool?.confirmed(height)
+    if (rises) for (const listener of this.#headListeners) listener(height)
+  }
+
+  /** Calls `listener` each time the best known head rises; the returned function unsubscribes. */
+  onHead (listener: (height: number) => void): () => void {
+    this.#headListeners.add(listener)
+    return () => { this.#headListeners.delete(listener) }
   }
 
   /** Shares this replica's heads with the pool's (the shared tier), and takes the pool's as hints. */

@@ -1,0 +1,97 @@
+import t from 'tap'
+import { buildTestApp } from '../fixtures/app.js'
+
+// Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
+// (the answer cache on), over the chain simulator whose blocks the test lands by hand.
+
+const CACHE_ON = { EDGE_API_CACHE_SIZE: '64MiB' }
+const ROUTE = '/v1/epochs/latest'
+
+t.test('bad cursors and waits are 400s that say what is allowed, before any chain request', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ['?afterHeight=abc', {}, /afterHeight must be a block height: a whole number from 0 to/],
+    ['?afterHeight=-1', {}, /afterHeight must be a block height/],
+    ['?afterHeight=1&wait=-1', {}, /wait must be whole seconds from 0 to 30 \(default 25\)/],
+    ['?afterHeight=1&wait=31', {}, /wait must be whole seconds from 0 to 30/],
+    ['?afterHeight=1&wait=1.5', {}, /wait must be whole seconds/],
+    ['?afterHeight=1&afterHeight=2', {}, /afterHeight must be a block height/],
+    ['?wait=5', {}, /wait needs afterHeight=<height> \(or If-None-Match/],
+    ['', { 'if-none-match': '"x"', prefer: 'wait=soon' }, /Prefer: wait must be whole seconds/]
+  ]
+  for (const [query, headers, message] of cases) {
+    const before = sim.requests.length
+    const res = await app.inject({ url: ROUTE + query, headers })
+    t.equal(res.statusCode, 400, query)
+    t.match(res.json().message, message, query)
+    t.equal(sim.requests.length, before, `${query}: no chain request`)
+  }
+})
+
+t.test('afterHeight below the head answers at once; at the head it waits for the next block', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const head = sim.clock.height
+  const below = await app.inject({ url: `${ROUTE}?afterHeight=${head - 1}&wait=30` })
+  t.equal(below.statusCode, 200)
+  t.equal(below.headers['x-block-height'], String(head))
+  const startedAt = Date.now()
+  const waiting = app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=30` })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  sim.clock.advance()
+  const res = await waiting
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['x-block-height'], String(head + 1), 'answered at the new head')
+  t.ok(Date.now() - startedAt < 5000, 'well before its wait')
+})
+
+t.test('the wait ends with the current answer, or a 304 for If-None-Match + Prefer: wait', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const head = sim.clock.height
+  const plain = await app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=1` })
+  t.equal(plain.statusCode, 200)
+  t.equal(plain.headers['x-block-height'], String(head))
+  const etag = plain.headers.etag as string
+  const startedAt = Date.now()
+  const conditional = await app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'wait=1' } })
+  t.equal(conditional.statusCode, 304)
+  t.equal(conditional.headers['preference-applied'], 'wait=1')
+  t.ok(Date.now() - startedAt >= 1000, 'held its wait')
+  const zero = await app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'wait=0' } })
+  t.equal(zero.statusCode, 304, 'wait=0: no wait')
+  const clamped = app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'respond-async, wait=600' } })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  sim.clock.advance()
+  const changed = await clamped
+  t.equal(changed.statusCode, 200, 'a new block: a new ETag')
+  t.equal(changed.headers['preference-applied'], 'wait=30', 'a longer wait is shortened to the most allowed')
+  t.not(changed.headers.etag, etag)
+  const other = await app.inject({ url: ROUTE, headers: { 'if-none-match': '"another"', prefer: 'wait=30' } })
+  t.equal(other.statusCode, 200, 'a tag that is not the current one answers at once')
+})
+
+t.test('over the cap per client, or per replica, a 429 with Retry-After', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 2, perReplica: 3 } } })
+  const head = sim.clock.height
+  const url = `${ROUTE}?afterHeight=${head}&wait=30`
+  const held = [app.inject({ url }), app.inject({ url })]
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const third = await app.inject({ url })
+  t.equal(third.statusCode, 429)
+  t.equal(third.headers['retry-after'], '5')
+  t.match(third.json().message, /this client is at its limit/)
+  held.push(app.inject({ url, remoteAddress: '127.0.0.2' }))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const fourth = await app.inject({ url, remoteAddress: '127.0.0.3' })
+  t.equal(fourth.statusCode, 429)
+  t.match(fourth.json().message, /this replica is at its limit/)
+  sim.clock.advance()
+  for (const res of await Promise.all(held)) t.equal(res.headers['x-block-height'], String(head + 1))
+  const after = await app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=0` })
+  t.equal(after.statusCode, 200, 'places are given back')
+})
+
+t.test('a route that is not latest-state takes no long-poll', async (t) => {
+  const { app } = await buildTestApp(t, { env: CACHE_ON })
+  const res = await app.inject({ url: '/v1/status?afterHeight=abc' })
+  t.equal(res.statusCode, 200)
+})
