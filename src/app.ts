@@ -26,6 +26,8 @@ import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
 import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
+import { events } from './routes/v1/events.js'
+import { HeadFollower } from './http/head-follower.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 import type { WaitingLimits } from './routes/v1/index.js'
 
@@ -142,6 +144,8 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
+  // One head poll shared by every long-poll and event stream, while any waits (src/http/head-follower.ts).
+  const follower = new HeadFollower(chain.heads, chain.clock)
   await app.register(v1, {
     prefix: '/v1',
     chain,
@@ -151,8 +155,11 @@ export async function buildApp (options: AppOptions) {
     exposeOptionalRoutes: config.exposeOptionalRoutes,
     verifyTuning: options.verifyTuning,
     cache: options.cache,
-    waiting: options.waiting
+    follower,
+    heldLimits: options.waiting?.held
   })
+  // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
+  await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams })
   return app
 }
 

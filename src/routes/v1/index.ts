@@ -4,7 +4,7 @@ import type { AnswerCache } from '../../cache/answer-cache.js'
 import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
-import { HeadFollower } from '../../http/head-follower.js'
+import type { HeadFollower } from '../../http/head-follower.js'
 import { longPoll } from '../../http/long-poll.js'
 import type { QuotaLimits } from '../../http/wait-quota.js'
 import type { Shedding } from '../../http/shedding.js'
@@ -39,20 +39,22 @@ export interface V1Options {
   readonly verifyTuning?: VerifyTuning | undefined
   /** Built answers by route, parameters and height (EDGE_API_CACHE_SIZE); undefined when off. */
   readonly cache?: AnswerCache | undefined
-  /** Caps of held long-polls and of event streams (src/http/wait-quota.ts); their defaults otherwise. */
-  readonly waiting?: WaitingLimits | undefined
+  /** The head poll long-polls share with the event streams (app.ts). */
+  readonly follower: HeadFollower
+  /** Caps of held long-polls (src/http/wait-quota.ts); HELD_LIMITS otherwise. */
+  readonly heldLimits?: QuotaLimits | undefined
 }
 
+/** Caps of held long-polls and of event streams, when not the defaults. */
 export interface WaitingLimits {
   readonly held?: QuotaLimits
   readonly streams?: QuotaLimits
 }
 
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, waiting }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, heldLimits }) => {
   await admissionControl(app, shedding, loadShedding)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
-  const follower = new HeadFollower(chain.heads, chain.clock)
-  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, limits: waiting?.held })
+  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, limits: heldLimits })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })
