@@ -156,10 +156,11 @@ export async function buildApp (options: AppOptions) {
     verifyTuning: options.verifyTuning,
     cache: options.cache,
     follower,
-    heldLimits: options.waiting?.held
+    heldLimits: options.waiting?.held,
+    onHeld: metrics === undefined ? undefined : (held: number) => metrics.waiting.heldRequests(held)
   })
   // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
-  await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams })
+  await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams, metrics: metrics?.waiting })
   return app
 }
 

@@ -8,6 +8,7 @@ import { SHARED_LOOKUPS, type SharedLookup } from '../shared/shared-answers.js'
 import { OPERATION_RESULTS, OPERATIONS, type Operation, type OperationResult, type StoreObserver, type StoreState } from '../shared/store.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
+import { WaitingMetrics } from './waiting.js'
 import { SHED_REASONS, type ShedReason } from './labels.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
@@ -89,6 +90,8 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   readonly #sharedHeads: Counter<'result'>
   readonly #sharedAnswers: Counter<'result'>
   #sharedUp = 0
+  /** Held long-polls and event streams (waiting.ts). */
+  readonly waiting: WaitingMetrics
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, HistogramSeries>()
   readonly #chainChildren = new Map<string, HistogramSeries>()
@@ -109,6 +112,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
       return metric
     }
 
+    this.waiting = new WaitingMetrics(own)
     this.#requestDuration = histogram({
       name: 'http_request_duration_seconds',
       help: 'Time to answer an HTTP request on the public port, by route pattern ("unmatched" when no route matched)',

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { eventsAt, type ChainEvent } from '../../src/chain/chain-events.js'
 import { DRAIN_SPREAD_MS, EventStreams, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/http/event-streams.js'
+import type { EventStream } from '../../src/http/event-stream.js'
 import { HeadFollower } from '../../src/http/head-follower.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
@@ -22,10 +23,10 @@ const text = (body: NodeJS.ReadableStream): string => String(body.read() ?? '')
 
 t.test('streams follow the heads, replay from cursors, reset beyond the window, and are capped', async (t) => {
   const { streams, counts, rise } = setup()
-  const live = streams.open('a', undefined, 5100)
-  const resumed = streams.open('a', { height: 5098, n: 0 }, 5100)
+  const live = streams.open('a', undefined, 5100) as EventStream
+  const resumed = streams.open('a', { height: 5098, n: 0 }, 5100) as EventStream
   t.equal(streams.open('a', undefined, 5100), 'client')
-  const far = streams.open('b', { height: 1, n: 0 }, 5100)
+  const far = streams.open('b', { height: 1, n: 0 }, 5100) as EventStream
   t.equal(streams.open('c', undefined, 5100), 'replica')
   await settled()
   t.match(text(live.body), /id: 5100\n/)
@@ -44,7 +45,7 @@ t.test('streams follow the heads, replay from cursors, reset beyond the window, 
 
 t.test('heartbeats after HEARTBEAT_MS of silence; a stream ends at its age', async (t) => {
   const { clock, streams } = setup()
-  const stream = streams.open('a', undefined, 100)
+  const stream = streams.open('a', undefined, 100) as EventStream
   await settled()
   text(stream.body)
   await clock.advance(HEARTBEAT_MS + TICK_MS)
@@ -57,13 +58,13 @@ t.test('heartbeats after HEARTBEAT_MS of silence; a stream ends at its age', asy
 
 t.test('the drain ends every stream within its spread with a random retry; one opened then ends at once', async (t) => {
   const { clock, streams } = setup()
-  const stream = streams.open('a', undefined, 100)
+  const stream = streams.open('a', undefined, 100) as EventStream
   await settled()
   text(stream.body)
   streams.drain()
   await clock.advance(DRAIN_SPREAD_MS / 2)
   t.equal(text(stream.body), 'retry: 3000\n\n', 'at 0.5 of the spread, retry 1 s + 0.5 × 4 s')
-  const late = streams.open('b', undefined, 100)
+  const late = streams.open('b', undefined, 100) as EventStream
   await settled()
   t.match(text(late.body), /retry: 3000\n\n$/)
   streams.stop()

@@ -1,5 +1,7 @@
+import { request, type IncomingHttpHeaders } from 'node:http'
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
+import { startListeningApp } from '../fixtures/listening-app.js'
 
 // Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
 // (the answer cache on), over the chain simulator whose blocks the test lands by hand.
@@ -95,3 +97,52 @@ t.test('a route that is not latest-state takes no long-poll', async (t) => {
   const res = await app.inject({ url: '/v1/status?afterHeight=abc' })
   t.equal(res.statusCode, 200)
 })
+
+t.test('the drain: held through the announce, then every held long-poll answered at once with Connection: close', async (t) => {
+  const service = await startListeningApp(t, { announceMs: 400, budgetMs: 10_000 })
+  const head = service.sim.clock.height
+  const url = `${service.origin}${ROUTE}?afterHeight=${head}&wait=30`
+  const held = Array.from({ length: 20 }, async () => await get(url))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const startedAt = Date.now()
+  service.drain.signal('SIGTERM')
+  const announced = get(url)
+  const outcome = await service.drain.outcome
+  const answers = await Promise.all([...held, announced])
+  t.equal(outcome.code, 0, 'a clean drain')
+  t.ok(Date.now() - startedAt >= 400, 'not before the announce ended')
+  t.ok(Date.now() - startedAt < 5000, `answered when the listener closed (${Date.now() - startedAt} ms), not at the end of their wait`)
+  for (const res of answers) {
+    t.equal(res.status, 200)
+    t.equal(res.headers['x-block-height'], String(head), 'the current answer')
+    t.equal(res.headers.connection, 'close')
+  }
+})
+
+t.test('a client that leaves gives its place back at once', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 1, perReplica: 1 } } })
+  const server = await app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `${server}${ROUTE}?afterHeight=${sim.clock.height}&wait=30`
+  const leaving = new AbortController()
+  const left = fetch(url, { signal: leaving.signal }).catch(() => 'aborted')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal((await fetch(url)).status, 429, 'its place is taken')
+  leaving.abort()
+  t.equal(await left, 'aborted')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const next = fetch(url)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  sim.clock.advance()
+  t.equal((await next).status, 200, 'and taken by the next')
+})
+
+async function get (url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
+  return await new Promise((resolve, reject) => {
+    request(url, { headers, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => resolve({ status: res.statusCode as number, headers: res.headers, body }))
+    }).on('error', reject).end()
+  })
+}

@@ -6,6 +6,7 @@ import { EpochAnchor } from '../../chain/epoch-anchor.js'
 import { ChainEventLog } from '../../chain/event-log.js'
 import { badRequest, HttpError } from '../../errors.js'
 import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
+import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
 import { OVER_CAP_RETRY_S, waitingClient } from '../../http/long-poll.js'
 import type { QuotaLimits } from '../../http/wait-quota.js'
@@ -21,10 +22,11 @@ export interface EventsOptions {
   readonly chain: ChainClient
   readonly follower: HeadFollower
   readonly limits?: QuotaLimits | undefined
-  readonly observer?: StreamObserver | undefined
+  readonly metrics?: WaitingMetrics | undefined
 }
 
-export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, limits, observer }) => {
+export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, limits, metrics }) => {
+  const observer = metrics === undefined ? undefined : streamObserver(metrics)
   const log = new ChainEventLog(new EpochAnchor(chain), REPLAY_WINDOW + 100)
   const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, limits, observer })
   app.addHook('preClose', async () => streams.drain())
@@ -60,4 +62,14 @@ function cursorAsked (header: string | string[] | undefined, query: string | und
   const cursor = parseEventId(id)
   if (cursor === undefined) throw badRequest(ID_RULE)
   return cursor
+}
+
+function streamObserver (metrics: WaitingMetrics): StreamObserver {
+  return {
+    opened: (open) => metrics.streamsOpen(open),
+    closed: (open) => metrics.streamsOpen(open),
+    sent: (event) => metrics.eventSent(event.event),
+    replayed: () => metrics.streamResumed('replayed'),
+    reset: () => metrics.streamResumed('reset')
+  }
 }

@@ -43,6 +43,8 @@ export interface V1Options {
   readonly follower: HeadFollower
   /** Caps of held long-polls (src/http/wait-quota.ts); HELD_LIMITS otherwise. */
   readonly heldLimits?: QuotaLimits | undefined
+  /** Told how many long-polls are held (the metrics' gauge). */
+  readonly onHeld?: ((held: number) => void) | undefined
 }
 
 /** Caps of held long-polls and of event streams, when not the defaults. */
@@ -51,10 +53,10 @@ export interface WaitingLimits {
   readonly streams?: QuotaLimits
 }
 
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, heldLimits }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, heldLimits, onHeld }) => {
   await admissionControl(app, shedding, loadShedding)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
-  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, limits: heldLimits })
+  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, limits: heldLimits, onHeld })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { buildTestApp } from '../../fixtures/app.js'
 import { startListeningApp } from '../../fixtures/listening-app.js'
 import { openSse } from '../../fixtures/sse-client.js'
 
@@ -42,4 +43,36 @@ t.test('a bad Last-Event-ID is a 400', async (t) => {
   const res = await fetch(`${service.origin}/v1/events`, { headers: { 'last-event-id': 'abc' } })
   t.equal(res.status, 400)
   t.match(((await res.json()) as { message: string }).message, /must be an event id of this stream: <height> or <height>.<n>/)
+})
+
+t.test('over the cap a 429 with Retry-After', async (t) => {
+  const { app } = await buildTestApp(t, { waiting: { streams: { perClient: 1, perReplica: 1 } } })
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' })
+  const open = await openSse(`${origin}/v1/events`)
+  const refused = await fetch(`${origin}/v1/events`)
+  t.equal(refused.status, 429)
+  t.equal(refused.headers.get('retry-after'), '5')
+  t.match(((await refused.json()) as { message: string }).message, /too many event streams open \(this replica is at its limit\)/)
+  open.close()
+})
+
+t.test('the drain: streams flow through the announce, then each ends within the spread with its own retry:; never a 503', async (t) => {
+  const service = await startListeningApp(t, { announceMs: 300, budgetMs: 20_000 })
+  const head = service.sim.clock.height
+  const streams = await Promise.all(Array.from({ length: 10 }, async () => await openSse(`${service.origin}/v1/events`)))
+  await Promise.all(streams.map(async (s) => await s.next((e) => e.id === String(head))))
+  const startedAt = Date.now()
+  service.drain.signal('SIGTERM')
+  const announced = await openSse(`${service.origin}/v1/events`)
+  t.equal(announced.status, 200, 'a stream asked for during the announce is served')
+  service.sim.clock.advance()
+  await Promise.all([...streams, announced].map(async (s) => await s.next((e) => e.id === String(head + 1))))
+  const outcome = await service.drain.outcome
+  t.equal(outcome.code, 0)
+  const tookMs = Date.now() - startedAt
+  t.ok(tookMs < 300 + 5000 + 1000, `every stream ended within the spread (${tookMs} ms)`)
+  await Promise.all(streams.map(async (s) => await s.ended))
+  const retries = streams.map((s) => s.events.at(-1)?.retry as number)
+  t.ok(retries.every((r) => r >= 1000 && r <= 5000), `each ended with a retry: of 1-5 s (${retries.join(', ')})`)
+  t.ok(new Set(retries).size > 1, 'randomised')
 })
