@@ -22,7 +22,8 @@ export const REPLAY_WINDOW = 1000
 export const DRAIN_SPREAD_MS = 5000
 export const DRAIN_RETRY_MS = { least: 1000, spread: 4000 }
 /** Open streams per client and per replica, by default. */
-export const STREAM_LIMITS: QuotaLimits = { perClient: 64, perReplica: 10_000 }
+// Per client is per address: behind a router without trusted proxies that is the router's, so generous.
+export const STREAM_LIMITS: QuotaLimits = { perClient: 1024, perReplica: 10_000 }
 
 export interface StreamHeads {
   onHead (listener: (height: number) => void): () => void
@@ -95,6 +96,11 @@ export class EventStreams {
     else this.#catchUp(stream)
     if (this.#cancelTick === undefined) this.#tick()
     return stream
+  }
+
+  /** Whether the app is closing (drain()). */
+  get closing (): boolean {
+    return this.#closing
   }
 
   /** The stream ended (however: its client gone, its age, the drain): its place is given back. */

@@ -23,7 +23,8 @@ export const JITTER_DIVISOR = 16
 /** Retry-After of a 429 over the cap, seconds. */
 export const OVER_CAP_RETRY_S = 5
 /** Held long-polls per client and per replica, by default. */
-export const HELD_LIMITS: QuotaLimits = { perClient: 256, perReplica: 10_000 }
+// Per client is per address: behind a router without trusted proxies that is the router's, so generous.
+export const HELD_LIMITS: QuotaLimits = { perClient: 1024, perReplica: 10_000 }
 
 const WAIT_RULE = `wait must be whole seconds from 0 to ${MAX_WAIT_S} (default ${DEFAULT_WAIT_S})`
 const HEIGHT_RULE = 'afterHeight must be a block height: a whole number from 0 to 999999999999999'

@@ -47,6 +47,11 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
       throw new HttpError(429, `too many event streams open (${stream === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
     }
     reply.raw.once('close', () => streams.close(stream))
+    // Its headers went out before the drain, without Connection: close: once it has ended, its
+    // connection is closed too, or the router would keep it idle and the drain wait for it.
+    // (The socket is taken now: a finished response lets go of it.)
+    const socket = request.raw.socket
+    reply.raw.once('finish', () => { if (streams.closing) socket.end() })
     return reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-cache')
