@@ -13,6 +13,10 @@ import type { Context } from './context.js'
 const ROUTE = '/v1/epochs/latest'
 const WAKE_WAITERS = 200
 const HEAD_POLL = '/cosmos/base/tendermint/v1beta1/blocks/latest'
+// The replica caps held requests per client address (1,024): the held ones come from many.
+const PER_ADDRESS = 1000
+// Connections opened at once: a burst of 10,000 overflows the listen backlog (511).
+const RAMP = 500
 
 async function rssMb (pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
@@ -29,15 +33,19 @@ export async function waiting (ctx: Context): Promise<SuiteResult> {
   // Its own simulator, in this process: the test lands each block at a moment it knows.
   const sim = await startChainSimulator()
   const edge = await startMain(sim.url, { EDGE_API_CACHE_SIZE: '64MiB' })
-  const agent = new Agent({ connections: null, pipelining: 0 })
+  const agents = Array.from({ length: Math.ceil(held / PER_ADDRESS) }, (_, i) => new Agent({ connections: null, pipelining: 0, connect: { localAddress: `127.0.0.${i + 1}` } }))
   try {
-    const ask = (height: number): Promise<number> => request(`${edge.url}${ROUTE}?afterHeight=${height}&wait=30`, { dispatcher: agent })
+    const ask = (height: number, i = 0): Promise<number> => request(`${edge.url}${ROUTE}?afterHeight=${height}&wait=30`, { dispatcher: agents[Math.floor(i / PER_ADDRESS)] })
       .then(async (res) => { await res.body.dump(); return performance.now() })
     await ask(0)
     const idle = await rssMb(edge.pid)
     const head = sim.clock.height
     const before = sim.requests.length
-    const many = Array.from({ length: held }, async () => await ask(head))
+    const many: Array<Promise<number>> = []
+    for (let i = 0; i < held; i++) {
+      many.push(ask(head, i))
+      if (i % RAMP === RAMP - 1) await pause(100)
+    }
     await pause(3000)
     const holding = await rssMb(edge.pid)
     const during = sim.requests.slice(before)
@@ -83,7 +91,7 @@ export async function waiting (ctx: Context): Promise<SuiteResult> {
       }]
     }
   } finally {
-    await agent.close()
+    await Promise.all(agents.map(async (agent) => await agent.close()))
     await edge.stop()
     await sim.close()
   }
