@@ -2,6 +2,9 @@ import { request, type IncomingHttpHeaders } from 'node:http'
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startMain } from '../fixtures/main-process.js'
+import { Agent, request as undiciRequest } from 'undici'
 
 // Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
 // (the answer cache on), over the chain simulator whose blocks the test lands by hand.
@@ -146,3 +149,41 @@ async function get (url: string, headers: Record<string, string> = {}): Promise<
     }).on('error', reject).end()
   })
 }
+
+t.test('200 waiters at the head are answered soon after the next block, not at the next head poll of a read', async (t) => {
+  // The replica as deployed (dist/main.js, its own process), so the clients' own work is not
+  // the replica's; the chain simulator here, so the test knows when each block lands.
+  const sim = await startChainSimulator()
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', ...CACHE_ON })
+  t.teardown(async () => {
+    main.child.kill('SIGKILL')
+    await main.exited
+    await sim.close()
+  })
+  const origin = `http://127.0.0.1:${await main.port()}`
+  const agent = new Agent({ connections: null })
+  t.teardown(async () => await agent.close())
+  const latencies: number[] = []
+  for (let block = 0; block < 3; block++) {
+    const head = sim.clock.height
+    const waiters = Array.from({ length: 200 }, async () => {
+      const res = await undiciRequest(`${origin}${ROUTE}?afterHeight=${head}&wait=30`, { dispatcher: agent })
+      await res.body.dump()
+      return { at: performance.now(), height: res.headers['x-block-height'] }
+    })
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const landed = performance.now()
+    sim.clock.advance()
+    const answers = await Promise.all(waiters)
+    // Asserted after: 200 assertions while answers arrive would be the test's time, not the replica's.
+    for (const { at } of answers) latencies.push(at - landed)
+    t.ok(answers.every(({ height }) => height === String(head + 1)), 'each at the new block')
+  }
+  latencies.sort((a, b) => a - b)
+  const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1] as number
+  // The 50 ms goal is benchmark 16's (p99 23 ms, uninstrumented): here the clients share a
+  // process with tap's coverage and the replica logs each answer, so the bound is the suite's
+  // (136-188 ms measured on a loaded 2-core host). Without the head follower it is the next
+  // read's head poll, a second or more.
+  t.ok(p99 < 300, `p99 ${p99.toFixed(1)} ms, p50 ${(latencies[latencies.length / 2] as number).toFixed(1)} ms (600 answers)`)
+})
