@@ -99,6 +99,8 @@ t.test('a route that is not latest-state takes no long-poll', async (t) => {
   const { app } = await buildTestApp(t, { env: CACHE_ON })
   const res = await app.inject({ url: '/v1/status?afterHeight=abc' })
   t.equal(res.statusCode, 200)
+  const plain = await app.inject({ url: ROUTE })
+  t.equal(plain.statusCode, 200, 'a latest-state read without a cursor is an ordinary read')
 })
 
 t.test('the drain: held through the announce, then every held long-poll answered at once with Connection: close', async (t) => {

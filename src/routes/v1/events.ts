@@ -41,7 +41,9 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     }
   }, async (request, reply) => {
     const cursor = cursorAsked(request.headers['last-event-id'], request.query.lastEventId)
-    const head = await chain.heads.latest() ?? chain.heads.best
+    // Asks the nodes when the head is old; the best head known either way (unknown heights included).
+    await chain.heads.latest()
+    const head = chain.heads.best
     const stream = streams.open(waitingClient(request), cursor, head)
     if (typeof stream === 'string') {
       throw new HttpError(429, `too many event streams open (${stream === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })

@@ -46,14 +46,20 @@ t.test('a bad Last-Event-ID is a 400', async (t) => {
 })
 
 t.test('over the cap a 429 with Retry-After', async (t) => {
-  const { app } = await buildTestApp(t, { waiting: { streams: { perClient: 1, perReplica: 1 } } })
+  const { app } = await buildTestApp(t, { waiting: { streams: { perClient: 1, perReplica: 2 } } })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   const open = await openSse(`${origin}/v1/events`)
+  const sameClient = await openSse(`${origin}/v1/events`)
+  t.equal(sameClient.status, 429)
+  await sameClient.ended
+  const other = await openSse(`${origin}/v1/events`, {}, '127.0.0.2')
+  t.equal(other.status, 200, 'another client is served')
   const refused = await fetch(`${origin}/v1/events`)
   t.equal(refused.status, 429)
   t.equal(refused.headers.get('retry-after'), '5')
   t.match(((await refused.json()) as { message: string }).message, /too many event streams open \(this replica is at its limit\)/)
   open.close()
+  other.close()
 })
 
 t.test('the drain: streams flow through the announce, then each ends within the spread with its own retry:; never a 503', async (t) => {
