@@ -29,12 +29,13 @@ import { readiness } from './suites/readiness.js'
 import { router } from './suites/router.js'
 import { sharedTier } from './suites/shared-tier.js'
 import { verify } from './suites/verify.js'
+import { waiting } from './suites/waiting.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness], ['17', waiting]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

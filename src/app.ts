@@ -33,7 +33,10 @@ import type { RateCounter } from './shared/rate-counter.js'
 import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
+import { events } from './routes/v1/events.js'
+import { HeadFollower } from './http/head-follower.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
+import type { WaitingLimits } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -58,6 +61,8 @@ export interface AppOptions {
   readonly cache?: AnswerCache | undefined
   /** EDGE_API_RATE_LIMIT's pool counter (the shared tier); undefined: each replica counts alone. */
   readonly rateCounter?: RateCounter | undefined
+  /** Caps of held long-polls and event streams (tests reach them); the defaults otherwise. */
+  readonly waiting?: WaitingLimits | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -160,6 +165,8 @@ export async function buildApp (options: AppOptions) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
+  // One head poll shared by every long-poll and event stream, while any waits (src/http/head-follower.ts).
+  const follower = new HeadFollower(chain.heads, chain.clock)
   await app.register(v1, {
     prefix: '/v1',
     chain,
@@ -168,8 +175,13 @@ export async function buildApp (options: AppOptions) {
     loadShedding: options.loadShedding,
     exposeOptionalRoutes: config.exposeOptionalRoutes,
     verifyTuning: options.verifyTuning,
-    cache: options.cache
+    cache: options.cache,
+    follower,
+    heldLimits: options.waiting?.held,
+    onHeld: metrics === undefined ? undefined : (held: number) => metrics.waiting.heldRequests(held)
   })
+  // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
+  await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams, metrics: metrics?.waiting })
   return app
 }
 

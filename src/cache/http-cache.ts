@@ -4,7 +4,7 @@ import type { ChainClient } from '../chain/client.js'
 import type { ChainReader } from '../chain/types.js'
 import type { AnswerCache, Build, CacheObserver, CacheResult, CachedAnswer } from './answer-cache.js'
 import { answerKeyOf, keyAt, type KeyOf } from './answer-key.js'
-import { BLOCK_HEIGHT_HEADER, BodyTags, holdsAnswer, tagAnswer, tagOf } from './conditional.js'
+import { BLOCK_HEIGHT_HEADER, BodyTags, holdsAnswer, matchesTag, tagAnswer, tagOf } from './conditional.js'
 import { MinHeights } from './min-height.js'
 import { IMMUTABLE_CACHE_CONTROL, LATEST_CACHE_CONTROL, ReaderPin } from './pin.js'
 import { paramSpellings, routeClass, type RouteClass } from './route-classes.js'
@@ -193,3 +193,11 @@ function uncacheable (reply: FastifyReply, height: number | undefined, payload: 
   reply.header('cache-control', 'no-store')
   return payload
 }
+
+/** The ETag a latest-state answer of `route` has at `height` (a long-poll's If-None-Match is compared with it). */
+export function answerTag (request: FastifyRequest, route: string, height: number): string {
+  const declared = Object.keys((request.routeOptions.schema?.querystring as { properties?: object } | undefined)?.properties ?? {})
+  return tagOf(keyAt(answerKeyOf(route, paramSpellings(route), declared)(request), height))
+}
+
+export { matchesTag }

@@ -10,6 +10,7 @@ import type { SubscriptionState } from '../shared/subscription.js'
 import { DROP_REASONS, type DropReason } from '../tracing/drop-report.js'
 import { Histogram, type HistogramSeries } from './histogram.js'
 import { REFUSAL_REASONS, SHED_REASONS, type RefusalReason, type ShedReason } from './labels.js'
+import { WaitingMetrics } from './waiting.js'
 
 // Every metric edge-api exports (docs/metrics.md), defined here and nowhere else. The rest of the
 // service only calls the methods below (through observer interfaces, so none of it imports
@@ -95,6 +96,8 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
   readonly #sharedAnswers: Counter<'result'>
   #sharedUp = 0
   #subscriptionUp = 0
+  /** Held long-polls and event streams (waiting.ts). */
+  readonly waiting: WaitingMetrics
   // Label children by key: the per-request path looks one up instead of hashing a label object.
   readonly #requestChildren = new Map<string, HistogramSeries>()
   readonly #chainChildren = new Map<string, HistogramSeries>()
@@ -115,6 +118,7 @@ export class Metrics implements ChainObserver, CacheObserver, StoreObserver {
       return metric
     }
 
+    this.waiting = new WaitingMetrics(own)
     this.#requestDuration = histogram({
       name: 'http_request_duration_seconds',
       help: 'Time to answer an HTTP request on the public port, by route pattern ("unmatched" when no route matched)',

@@ -4,7 +4,7 @@ import { UNMATCHED_ROUTE } from './labels.js'
 import type { Metrics } from './registry.js'
 
 /** What the request hooks report to (Metrics). */
-export type RequestMetrics = Pick<Metrics, 'requestStarted' | 'requestEnded' | 'requestAnswered' | 'shed' | 'refused'>
+export type RequestMetrics = Pick<Metrics, 'requestStarted' | 'requestEnded' | 'requestAnswered' | 'shed' | 'refused' | 'waiting'>
 
 /**
  * Request metrics on the public app: in flight and duration by route pattern. Hooks on the

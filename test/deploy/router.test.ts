@@ -50,8 +50,17 @@ function fakeHaproxy (dir: string, version: string, checkExit = 0): string {
   return bin
 }
 
-function assertPolicy (t: Test, config: string): void {
+/** A section's directives: from its header line to the next section. */
+function section (config: string, header: string): string[] {
   const lines = directives(config)
+  const start = lines.indexOf(header)
+  const end = lines.findIndex((l, i) => i > start && /^(backend|frontend|resolvers|global|defaults)\b/.test(l))
+  return lines.slice(start + 1, end < 0 ? undefined : end)
+}
+
+function assertPolicy (t: Test, config: string): void {
+  // The ordinary reads' backend with the defaults it inherits.
+  const lines = [...section(config, 'defaults'), ...section(config, 'backend edge_api_pool')]
   for (const directive of POLICY) t.ok(lines.includes(directive), `has "${directive}"`)
   t.notOk(lines.some((l) => l.includes('shutdown-sessions')), 'no on-marked-down shutdown-sessions: it would cut a draining replica\'s requests')
   const retryOn = lines.filter((l) => l.startsWith('retry-on'))
@@ -106,7 +115,7 @@ t.test('loopback servers (tests): the same policy, one server line per replica',
   const config = renderRouterConfig({ ...LOOPBACK, EDGE_API_ROUTER_INIT_STATE: 'on', EDGE_API_ROUTER_STATS_SOCKET: '/tmp/edge-api-router.sock' })
   assertPolicy(t, config)
   const lines = directives(config)
-  t.same(lines.filter((l) => l.startsWith('server')), [
+  t.same(section(config, 'backend edge_api_pool').filter((l) => l.startsWith('server')), [
     'server edgeapi1 127.0.0.1:40001 init-state fully-down',
     'server edgeapi2 127.0.0.1:40002 init-state fully-down',
     'server edgeapi3 127.0.0.1:40003 init-state fully-down'
@@ -120,6 +129,24 @@ t.test('loopback servers (tests): the same policy, one server line per replica',
   const dns = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'on' }))
   const policyOf = (ls: string[]): string[] => ls.filter((l) => !/^(server|bind|stats socket|resolvers|nameserver|accepted_payload_size|resolve_retries|timeout (resolve|retry)|hold )/.test(l))
   t.same(policyOf(lines), policyOf(dns), 'the loopback rendering carries exactly the deployed policy')
+})
+
+t.test('long-polls and event streams go to a backend of their own: no per-replica maxconn, no shutdown-sessions, safe retries, timeouts above the longest wait', async (t) => {
+  for (const config of [renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'on' }), renderRouterConfig({ ...LOOPBACK, EDGE_API_ROUTER_INIT_STATE: 'on' })]) {
+    const frontend = section(config, 'frontend edge_api_in')
+    for (const rule of ['acl waiting path /v1/events', 'acl waiting url_param(afterHeight) -m found', 'acl waiting req.hdr(prefer) -m sub -i wait=', 'use_backend edge_api_waiting if waiting']) {
+      t.ok(frontend.includes(rule), `the frontend has "${rule}"`)
+    }
+    t.ok(frontend.indexOf('use_backend edge_api_waiting if waiting') < frontend.indexOf('default_backend edge_api_pool'))
+    const waiting = section(config, 'backend edge_api_waiting')
+    const pool = section(config, 'backend edge_api_pool')
+    t.same(waiting.filter((l) => /^server/.test(l)), pool.filter((l) => /^server/.test(l)), 'the same replicas')
+    for (const directive of POLICY.filter((d) => d !== 'balance roundrobin' && d !== 'timeout check 3s')) t.ok(waiting.includes(directive), `has "${directive}"`)
+    t.ok(waiting.includes('balance leastconn'))
+    t.notOk(waiting.some((l) => l.includes('maxconn') || l.includes('shutdown-sessions') || /\b503\b/.test(l)), 'no maxconn, no shutdown-sessions, 503 never retried')
+    const readTimeout = Number(/^timeout server (\d+)s$/m.exec(section(config, 'defaults').join('\n'))?.[1])
+    t.ok(readTimeout >= 60 && readTimeout > 30 * (1 + 1 / 16) && readTimeout > 15 * 4, `timeout server ${readTimeout}s is above the longest wait and four heartbeats`)
+  }
 })
 
 t.test('init-state follows the HAProxy version: 3.1+ has it, older releases reject the keyword', async (t) => {

@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { answerTag, matchesTag } from '../cache/http-cache.js'
+import { clientOf } from './client-identity.js'
+import { routeClass } from '../cache/route-classes.js'
+import type { ChainHeads } from '../chain/heights.js'
+import type { Clock } from '../clock.js'
+import { badRequest, HttpError } from '../errors.js'
+import type { HeadFollower } from './head-follower.js'
+import { WaitQuota, type QuotaLimits } from './wait-quota.js'
+import { Waiters, type WakeReason } from './waiters.js'
+
+// Long-poll on the latest-state routes (docs/waiting.md): `?afterHeight=H&wait=S` answers once
+// the answer's height is above H, `If-None-Match` with `Prefer: wait=S` (RFC 7240) once the
+// answer's ETag changes (a tag names its height: a new block is a new tag), else the current
+// answer (or 304) when S has passed. The wait sits in a preHandler of its own, after the
+// route's own input checks and before the pin (src/cache/http-cache.ts): the answer is then
+// built as any other, at the new head, by one chain read per route per block with the cache.
+
+/** Seconds a long-poll waits when it names no wait, and the most it may name (under the router's timeouts). */
+export const DEFAULT_WAIT_S = 25
+export const MAX_WAIT_S = 30
+/** The server adds up to wait/JITTER_DIVISOR to each wait, so waits that began together end apart (Consul's wait/16). */
+export const JITTER_DIVISOR = 16
+/** Retry-After of a 429 over the cap, seconds. */
+export const OVER_CAP_RETRY_S = 5
+/** Held long-polls per client and per replica, by default. */
+// Per client is per address: behind a router without trusted proxies that is the router's, so generous.
+export const HELD_LIMITS: QuotaLimits = { perClient: 1024, perReplica: 10_000 }
+
+const WAIT_RULE = `wait must be whole seconds from 0 to ${MAX_WAIT_S} (default ${DEFAULT_WAIT_S})`
+const HEIGHT_RULE = 'afterHeight must be a block height: a whole number from 0 to 999999999999999'
+
+/** What a long-poll asks: the height it has seen (afterHeight, or its tag's), how long it may wait, and in which form. */
+interface WaitAsk {
+  readonly afterHeight: number | undefined
+  readonly waitS: number
+  /** Asked with Prefer: wait (answered with Preference-Applied). */
+  readonly preferred: boolean
+}
+
+export interface LongPollOptions {
+  readonly heads: ChainHeads
+  readonly follower: HeadFollower
+  readonly clock: Clock
+  readonly limits?: QuotaLimits | undefined
+  /** Held requests changed (the metrics' gauge). */
+  readonly onHeld?: ((held: number) => void) | undefined
+  /** The jitter's draw, 0–1. @default Math.random */
+  readonly random?: () => number
+}
+
+/** The client a cap counts a request against: who it is from (client-identity.ts: behind trusted proxies, the first untrusted hop). */
+export function waitingClient (request: FastifyRequest): string {
+  return clientOf(request)
+}
+
+/**
+ * Adds the long-poll step to every latest-state route added after it in `app`'s scope, and
+ * wakes every held request when the app closes (the drain's listener close): each is then
+ * answered at once with its current answer (and Connection: close, app.ts).
+ */
+export function longPoll (app: FastifyInstance, options: LongPollOptions): Waiters {
+  const { heads, follower, clock } = options
+  const waiters = new Waiters(clock)
+  const quota = new WaitQuota(options.limits ?? HELD_LIMITS)
+  const random = options.random ?? Math.random
+  let closing = false
+  const unsubscribe = heads.onHead((head) => waiters.wakeBelow(head))
+  app.addHook('preClose', async () => {
+    closing = true
+    waiters.wakeAll()
+  })
+  app.addHook('onClose', async () => unsubscribe())
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    if (!methods.every((method) => routeClass(method === 'HEAD' ? 'GET' : method, route.url) === 'latest')) return
+    route.preHandler = [...[route.preHandler ?? []].flat(), heldUntilChanged(route.url)]
+  })
+
+  function heldUntilChanged (route: string) {
+    return async function preHandler (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+      const ask = waitAsked(request)
+      if (ask === undefined) return undefined
+      if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
+      const height = await heads.latest() ?? heads.served
+      const seen = ask.afterHeight ?? (matchesTag(request.headers['if-none-match'], answerTag(request, route, height)) ? height : undefined)
+      if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || closing) return undefined
+      const client = waitingClient(request)
+      const refused = quota.take(client)
+      if (refused !== undefined) throw new HttpError(429, `too many requests waiting for a block (${refused === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
+      const reason = await held(reply, seen, ask.waitS * 1000 * (1 + random() / JITTER_DIVISOR))
+      quota.give(client)
+      // A client that left gets no answer built for it (499: nginx's "client closed request").
+      return reason === 'gone' ? reply.code(499).send() : undefined
+    }
+  }
+
+  /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
+  async function held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
+    const unfollow = follower.follow()
+    let release = (): void => {}
+    const reason = await new Promise<WakeReason>((resolve) => {
+      release = waiters.hold(seen, waitMs, resolve)
+      reply.raw.once('close', release)
+      options.onHeld?.(waiters.size)
+    })
+    reply.raw.off('close', release)
+    unfollow()
+    options.onHeld?.(waiters.size)
+    return reason
+  }
+  return waiters
+}
+
+/** The long-poll a request asks for, if any; a 400 naming what is allowed for a bad one. */
+export function waitAsked (request: FastifyRequest): WaitAsk | undefined {
+  const query = request.query as Record<string, unknown> | undefined
+  const afterHeight = query?.afterHeight
+  const wait = query?.wait
+  const prefer = preferredWait(request.headers.prefer)
+  const conditional = request.headers['if-none-match'] !== undefined
+  if (afterHeight === undefined && !(conditional && (prefer !== undefined || wait !== undefined))) {
+    if (wait !== undefined) throw badRequest('wait needs afterHeight=<height> (or If-None-Match with the answer\'s ETag)')
+    return undefined
+  }
+  if (afterHeight !== undefined && (typeof afterHeight !== 'string' || !/^\d{1,15}$/.test(afterHeight))) throw badRequest(HEIGHT_RULE)
+  if (wait !== undefined && (typeof wait !== 'string' || !/^\d{1,2}$/.test(wait) || Number(wait) > MAX_WAIT_S)) throw badRequest(WAIT_RULE)
+  const waitS = wait !== undefined ? Number(wait) : prefer ?? DEFAULT_WAIT_S
+  return { afterHeight: afterHeight === undefined ? undefined : Number(afterHeight), waitS, preferred: wait === undefined && prefer !== undefined }
+}
+
+/**
+ * Prefer's wait (RFC 7240 §4.3), at most MAX_WAIT_S (a longer one is shortened, as the RFC lets
+ * a server, and Preference-Applied says so); undefined without one; a 400 for one that is no
+ * number of seconds.
+ */
+function preferredWait (header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined
+  // Several Prefer headers are one list (RFC 9110 §5.3).
+  const match = /(?:^|[,;])\s*wait\s*=\s*("?)([^",;\s]*)\1\s*(?=[,;]|$)/i.exec([header].flat().join(','))
+  if (match === null) return undefined
+  const value = match[2] as string
+  if (!/^\d{1,9}$/.test(value)) throw badRequest(`Prefer: ${WAIT_RULE}`)
+  return Math.min(Number(value), MAX_WAIT_S)
+}

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { parseEventId, type EventCursor } from '../../chain/chain-events.js'
+import type { ChainClient } from '../../chain/client.js'
+import { EpochAnchor } from '../../chain/epoch-anchor.js'
+import { ChainEventLog } from '../../chain/event-log.js'
+import { badRequest, HttpError } from '../../errors.js'
+import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
+import type { WaitingMetrics } from '../../metrics/waiting.js'
+import type { HeadFollower } from '../../http/head-follower.js'
+import { OVER_CAP_RETRY_S, waitingClient } from '../../http/long-poll.js'
+import type { QuotaLimits } from '../../http/wait-quota.js'
+
+// GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable
+// on any replica from Last-Event-ID (docs/waiting.md). Registered beside the other /v1 routes,
+// not among them: load shedding never answers it 503 (a browser's EventSource stops for good
+// on one), and the answer cache has nothing to keep of a stream.
+
+const ID_RULE = 'Last-Event-ID (or lastEventId) must be an event id of this stream: <height> or <height>.<n>'
+
+export interface EventsOptions {
+  readonly chain: ChainClient
+  readonly follower: HeadFollower
+  readonly limits?: QuotaLimits | undefined
+  readonly metrics?: WaitingMetrics | undefined
+}
+
+export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, limits, metrics }) => {
+  const observer = metrics === undefined ? undefined : streamObserver(metrics)
+  const log = new ChainEventLog(new EpochAnchor(chain), REPLAY_WINDOW + 100)
+  const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, limits, observer })
+  app.addHook('preClose', async () => streams.drain())
+  app.addHook('onClose', async () => streams.stop())
+
+  app.get('/events', {
+    schema: {
+      // Not in the OpenAPI document (a stream, not a JSON answer): docs/waiting.md describes it.
+      hide: true,
+      summary: 'Server-Sent Events of new heads, epoch stages and new epochs; each id its chain coordinates, resumable from Last-Event-ID',
+      querystring: Type.Object({ lastEventId: Type.Optional(Type.String({ description: 'where to resume on a first connect; Last-Event-ID wins' })) })
+    }
+  }, async (request, reply) => {
+    const cursor = cursorAsked(request.headers['last-event-id'], request.query.lastEventId)
+    // Asks the nodes when the head is old; the best head known either way (unknown heights included).
+    await chain.heads.latest()
+    const head = chain.heads.best
+    const stream = streams.open(waitingClient(request), cursor, head)
+    if (typeof stream === 'string') {
+      throw new HttpError(429, `too many event streams open (${stream === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
+    }
+    reply.raw.once('close', () => streams.close(stream))
+    // Its headers went out before the drain, without Connection: close: once it has ended, its
+    // connection is closed too, or the router would keep it idle and the drain wait for it.
+    // (The socket is taken now: a finished response lets go of it.)
+    const socket = request.raw.socket
+    reply.raw.once('finish', () => { if (streams.closing) socket.end() })
+    return reply
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .header('x-accel-buffering', 'no')
+      .send(stream.body)
+  })
+}
+
+/** The cursor a request resumes from; undefined on a first connect; a 400 for one that is no event id. */
+function cursorAsked (header: string | string[] | undefined, query: string | undefined): EventCursor | undefined {
+  const id = typeof header === 'string' ? header : query
+  if (id === undefined || id === '') return undefined
+  const cursor = parseEventId(id)
+  if (cursor === undefined) throw badRequest(ID_RULE)
+  return cursor
+}
+
+function streamObserver (metrics: WaitingMetrics): StreamObserver {
+  return {
+    opened: (open) => metrics.streamsOpen(open),
+    closed: (open) => metrics.streamsOpen(open),
+    sent: (event) => metrics.eventSent(event.event),
+    replayed: () => metrics.streamResumed('replayed'),
+    reset: () => metrics.streamResumed('reset')
+  }
+}

@@ -1,0 +1,191 @@
+import { request, type IncomingHttpHeaders } from 'node:http'
+import t from 'tap'
+import { buildTestApp } from '../fixtures/app.js'
+import { startListeningApp } from '../fixtures/listening-app.js'
+import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startMain } from '../fixtures/main-process.js'
+import { Agent, request as undiciRequest } from 'undici'
+
+// Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
+// (the answer cache on), over the chain simulator whose blocks the test lands by hand.
+
+const CACHE_ON = { EDGE_API_CACHE_SIZE: '64MiB' }
+const ROUTE = '/v1/epochs/latest'
+
+t.test('bad cursors and waits are 400s that say what is allowed, before any chain request', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ['?afterHeight=abc', {}, /afterHeight must be a block height: a whole number from 0 to/],
+    ['?afterHeight=-1', {}, /afterHeight must be a block height/],
+    ['?afterHeight=1&wait=-1', {}, /wait must be whole seconds from 0 to 30 \(default 25\)/],
+    ['?afterHeight=1&wait=31', {}, /wait must be whole seconds from 0 to 30/],
+    ['?afterHeight=1&wait=1.5', {}, /wait must be whole seconds/],
+    ['?afterHeight=1&afterHeight=2', {}, /afterHeight must be a block height/],
+    ['?wait=5', {}, /wait needs afterHeight=<height> \(or If-None-Match/],
+    ['', { 'if-none-match': '"x"', prefer: 'wait=soon' }, /Prefer: wait must be whole seconds/]
+  ]
+  for (const [query, headers, message] of cases) {
+    const before = sim.requests.length
+    const res = await app.inject({ url: ROUTE + query, headers })
+    t.equal(res.statusCode, 400, query)
+    t.match(res.json().message, message, query)
+    t.equal(sim.requests.length, before, `${query}: no chain request`)
+  }
+})
+
+t.test('afterHeight below the head answers at once; at the head it waits for the next block', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const head = sim.clock.height
+  const below = await app.inject({ url: `${ROUTE}?afterHeight=${head - 1}&wait=30` })
+  t.equal(below.statusCode, 200)
+  t.equal(below.headers['x-block-height'], String(head))
+  const startedAt = Date.now()
+  const waiting = app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=30` })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  sim.clock.advance()
+  const res = await waiting
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['x-block-height'], String(head + 1), 'answered at the new head')
+  t.ok(Date.now() - startedAt < 5000, 'well before its wait')
+})
+
+t.test('the wait ends with the current answer, or a 304 for If-None-Match + Prefer: wait', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const head = sim.clock.height
+  const plain = await app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=1` })
+  t.equal(plain.statusCode, 200)
+  t.equal(plain.headers['x-block-height'], String(head))
+  const etag = plain.headers.etag as string
+  const startedAt = Date.now()
+  const conditional = await app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'wait=1' } })
+  t.equal(conditional.statusCode, 304)
+  t.equal(conditional.headers['preference-applied'], 'wait=1')
+  t.ok(Date.now() - startedAt >= 1000, 'held its wait')
+  const zero = await app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'wait=0' } })
+  t.equal(zero.statusCode, 304, 'wait=0: no wait')
+  const clamped = app.inject({ url: ROUTE, headers: { 'if-none-match': etag, prefer: 'respond-async, wait=600' } })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  sim.clock.advance()
+  const changed = await clamped
+  t.equal(changed.statusCode, 200, 'a new block: a new ETag')
+  t.equal(changed.headers['preference-applied'], 'wait=30', 'a longer wait is shortened to the most allowed')
+  t.not(changed.headers.etag, etag)
+  const other = await app.inject({ url: ROUTE, headers: { 'if-none-match': '"another"', prefer: 'wait=30' } })
+  t.equal(other.statusCode, 200, 'a tag that is not the current one answers at once')
+})
+
+t.test('over the cap per client, or per replica, a 429 with Retry-After', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 2, perReplica: 3 } } })
+  const head = sim.clock.height
+  const url = `${ROUTE}?afterHeight=${head}&wait=30`
+  const held = [app.inject({ url }), app.inject({ url })]
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const third = await app.inject({ url })
+  t.equal(third.statusCode, 429)
+  t.equal(third.headers['retry-after'], '5')
+  t.match(third.json().message, /this client is at its limit/)
+  held.push(app.inject({ url, remoteAddress: '127.0.0.2' }))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const fourth = await app.inject({ url, remoteAddress: '127.0.0.3' })
+  t.equal(fourth.statusCode, 429)
+  t.match(fourth.json().message, /this replica is at its limit/)
+  sim.clock.advance()
+  for (const res of await Promise.all(held)) t.equal(res.headers['x-block-height'], String(head + 1))
+  const after = await app.inject({ url: `${ROUTE}?afterHeight=${head}&wait=0` })
+  t.equal(after.statusCode, 200, 'places are given back')
+})
+
+t.test('a route that is not latest-state takes no long-poll', async (t) => {
+  const { app } = await buildTestApp(t, { env: CACHE_ON })
+  const res = await app.inject({ url: '/v1/status?afterHeight=abc' })
+  t.equal(res.statusCode, 200)
+  const plain = await app.inject({ url: ROUTE })
+  t.equal(plain.statusCode, 200, 'a latest-state read without a cursor is an ordinary read')
+})
+
+t.test('the drain: held through the announce, then every held long-poll answered at once with Connection: close', async (t) => {
+  const service = await startListeningApp(t, { announceMs: 400, budgetMs: 10_000 })
+  const head = service.sim.clock.height
+  const url = `${service.origin}${ROUTE}?afterHeight=${head}&wait=30`
+  const held = Array.from({ length: 20 }, async () => await get(url))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const startedAt = Date.now()
+  service.drain.signal('SIGTERM')
+  const announced = get(url)
+  const outcome = await service.drain.outcome
+  const answers = await Promise.all([...held, announced])
+  t.equal(outcome.code, 0, 'a clean drain')
+  t.ok(Date.now() - startedAt >= 400, 'not before the announce ended')
+  t.ok(Date.now() - startedAt < 5000, `answered when the listener closed (${Date.now() - startedAt} ms), not at the end of their wait`)
+  for (const res of answers) {
+    t.equal(res.status, 200)
+    t.equal(res.headers['x-block-height'], String(head), 'the current answer')
+    t.equal(res.headers.connection, 'close')
+  }
+})
+
+t.test('a client that leaves gives its place back at once', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 1, perReplica: 1 } } })
+  const server = await app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `${server}${ROUTE}?afterHeight=${sim.clock.height}&wait=30`
+  const leaving = new AbortController()
+  const left = fetch(url, { signal: leaving.signal }).catch(() => 'aborted')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal((await fetch(url)).status, 429, 'its place is taken')
+  leaving.abort()
+  t.equal(await left, 'aborted')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const next = fetch(url)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  sim.clock.advance()
+  t.equal((await next).status, 200, 'and taken by the next')
+})
+
+async function get (url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
+  return await new Promise((resolve, reject) => {
+    request(url, { headers, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { body += chunk })
+      res.on('end', () => resolve({ status: res.statusCode as number, headers: res.headers, body }))
+    }).on('error', reject).end()
+  })
+}
+
+t.test('200 waiters at the head are answered soon after the next block, not at the next head poll of a read', async (t) => {
+  // The replica as deployed (dist/main.js, its own process), so the clients' own work is not
+  // the replica's; the chain simulator here, so the test knows when each block lands.
+  const sim = await startChainSimulator()
+  const main = startMain({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_DRAIN_ANNOUNCE: '0', ...CACHE_ON })
+  t.teardown(async () => {
+    main.child.kill('SIGKILL')
+    await main.exited
+    await sim.close()
+  })
+  const origin = `http://127.0.0.1:${await main.port()}`
+  const agent = new Agent({ connections: null })
+  t.teardown(async () => await agent.close())
+  const latencies: number[] = []
+  for (let block = 0; block < 3; block++) {
+    const head = sim.clock.height
+    const waiters = Array.from({ length: 200 }, async () => {
+      const res = await undiciRequest(`${origin}${ROUTE}?afterHeight=${head}&wait=30`, { dispatcher: agent })
+      await res.body.dump()
+      return { at: performance.now(), height: res.headers['x-block-height'] }
+    })
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const landed = performance.now()
+    sim.clock.advance()
+    const answers = await Promise.all(waiters)
+    // Asserted after: 200 assertions while answers arrive would be the test's time, not the replica's.
+    for (const { at } of answers) latencies.push(at - landed)
+    t.ok(answers.every(({ height }) => height === String(head + 1)), 'each at the new block')
+  }
+  latencies.sort((a, b) => a - b)
+  const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1] as number
+  // The 50 ms goal is benchmark 17's (p99 23 ms, uninstrumented): here the clients share a
+  // process with tap's coverage and the replica logs each answer, so the bound is the suite's
+  // (136-188 ms measured on a loaded 2-core host). Without the head follower it is the next
+  // read's head poll, a second or more.
+  t.ok(p99 < 300, `p99 ${p99.toFixed(1)} ms, p50 ${(latencies[latencies.length / 2] as number).toFixed(1)} ms (600 answers)`)
+})
