@@ -60,56 +60,72 @@ export function waitingClient (request: FastifyRequest): string {
  * answered at once with its current answer (and Connection: close, app.ts).
  */
 export function longPoll (app: FastifyInstance, options: LongPollOptions): Waiters {
-  const { heads, follower, clock } = options
-  const waiters = new Waiters(clock)
-  const quota = new WaitQuota(options.limits ?? HELD_LIMITS)
-  const random = options.random ?? Math.random
-  let closing = false
-  const unsubscribe = heads.onHead((head) => waiters.wakeBelow(head))
-  app.addHook('preClose', async () => {
-    closing = true
-    waiters.wakeAll()
-  })
+  const poll = new LongPoll(options)
+  const unsubscribe = options.heads.onHead((head) => poll.waiters.wakeBelow(head))
+  app.addHook('preClose', async () => { poll.close() })
   app.addHook('onClose', async () => unsubscribe())
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
     if (!methods.every((method) => routeClass(method === 'HEAD' ? 'GET' : method, route.url) === 'latest')) return
-    route.preHandler = [...[route.preHandler ?? []].flat(), heldUntilChanged(route.url)]
+    route.preHandler = [...[route.preHandler ?? []].flat(), poll.heldUntilChanged(route.url)]
   })
+  return poll.waiters
+}
 
-  function heldUntilChanged (route: string) {
-    return async function preHandler (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+/** The held requests of one app: the preHandler that holds them, their caps, and their release. */
+class LongPoll {
+  readonly waiters: Waiters
+  readonly #options: LongPollOptions
+  readonly #quota: WaitQuota
+  readonly #random: () => number
+  #closing = false
+
+  constructor (options: LongPollOptions) {
+    this.#options = options
+    this.waiters = new Waiters(options.clock)
+    this.#quota = new WaitQuota(options.limits ?? HELD_LIMITS)
+    this.#random = options.random ?? Math.random
+  }
+
+  /** The app closes (the drain's listener close): every held request is answered now, and none is held again. */
+  close (): void {
+    this.#closing = true
+    this.waiters.wakeAll()
+  }
+
+  heldUntilChanged (route: string) {
+    const { heads } = this.#options
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
       const ask = waitAsked(request)
       if (ask === undefined) return undefined
       if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
       const height = await heads.latest() ?? heads.served
       const seen = ask.afterHeight ?? (matchesTag(request.headers['if-none-match'], answerTag(request, route, height)) ? height : undefined)
-      if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || closing) return undefined
+      if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
       const client = waitingClient(request)
-      const refused = quota.take(client)
+      const refused = this.#quota.take(client)
       if (refused !== undefined) throw new HttpError(429, `too many requests waiting for a block (${refused === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
-      const reason = await held(reply, seen, ask.waitS * 1000 * (1 + random() / JITTER_DIVISOR))
-      quota.give(client)
+      const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
+      this.#quota.give(client)
       // A client that left gets no answer built for it (499: nginx's "client closed request").
       return reason === 'gone' ? reply.code(499).send() : undefined
     }
   }
 
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
-  async function held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
-    const unfollow = follower.follow()
+  async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
+    const unfollow = this.#options.follower.follow()
     let release = (): void => {}
     const reason = await new Promise<WakeReason>((resolve) => {
-      release = waiters.hold(seen, waitMs, resolve)
+      release = this.waiters.hold(seen, waitMs, resolve)
       reply.raw.once('close', release)
-      options.onHeld?.(waiters.size)
+      this.#options.onHeld?.(this.waiters.size)
     })
     reply.raw.off('close', release)
     unfollow()
-    options.onHeld?.(waiters.size)
+    this.#options.onHeld?.(this.waiters.size)
     return reason
   }
-  return waiters
 }
 
 /** The long-poll a request asks for, if any; a 400 naming what is allowed for a bad one. */
