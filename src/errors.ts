@@ -137,6 +137,8 @@ export class MinHeightUnavailableError extends HttpError {
  * queue, src/fair-queue.ts): the client's excess, answered 429 as a fair-share refusal.
  */
 export class OverShareError extends NamedError {
+  readonly code = 'EDGE_ERR_OVER_SHARE'
+
   constructor () {
     super('this client has more waiting than its share of a full queue')
   }

@@ -2,7 +2,7 @@ import t from 'tap'
 import * as errors from '../src/errors.js'
 import {
   badRequest, ChainAnswerTooLargeError, ChainBadAnswerError, ChainHeightUnavailableError, ChainBusyError, ChainQueryError, ChainStatusError, ChainTimeoutError,
-  ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, MinHeightUnavailableError, notFound
+  ChainUnavailableError, ConfigError, GrpcCode, HttpError, legacyChainQuery, ListenError, MinHeightUnavailableError, notFound, OverShareError
 } from '../src/errors.js'
 
 t.test('HttpError carries a status, a client-safe message and headers', async (t) => {
@@ -44,6 +44,7 @@ t.test('every error class in the catalog has its own stable code', async (t) => 
     [new ChainUnavailableError('down'), 'EDGE_ERR_CHAIN_UNAVAILABLE'],
     [new ChainTimeoutError(1), 'EDGE_ERR_CHAIN_TIMEOUT'],
     [new ChainBusyError(), 'EDGE_ERR_CHAIN_BUSY'],
+    [new OverShareError(), 'EDGE_ERR_OVER_SHARE'],
     [new ChainAnswerTooLargeError(1, 'x'), 'EDGE_ERR_CHAIN_ANSWER_TOO_LARGE'],
     [new ChainBadAnswerError('x'), 'EDGE_ERR_CHAIN_BAD_ANSWER'],
     [new ChainHeightUnavailableError('every node is behind'), 'EDGE_ERR_CHAIN_HEIGHT_UNAVAILABLE'],

@@ -115,13 +115,13 @@ class LongPoll {
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
   async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
     const unfollow = this.#options.follower.follow()
-    let release = (): void => {}
+    let release: (() => void) | undefined
     const reason = await new Promise<WakeReason>((resolve) => {
       release = this.waiters.hold(seen, waitMs, resolve)
       reply.raw.once('close', release)
       this.#options.onHeld?.(this.waiters.size)
     })
-    reply.raw.off('close', release)
+    reply.raw.off('close', release as () => void)
     unfollow()
     this.#options.onHeld?.(this.waiters.size)
     return reason

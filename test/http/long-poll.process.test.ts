@@ -5,6 +5,7 @@ import { startListeningApp } from '../fixtures/listening-app.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain } from '../fixtures/main-process.js'
 import { Agent, request as undiciRequest } from 'undici'
+import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
 // Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
 // (the answer cache on), over the chain simulator whose blocks the test lands by hand.
@@ -47,6 +48,25 @@ t.test('afterHeight below the head answers at once; at the head it waits for the
   t.equal(res.statusCode, 200)
   t.equal(res.headers['x-block-height'], String(head + 1), 'answered at the new head')
   t.ok(Date.now() - startedAt < 5000, 'well before its wait')
+})
+
+t.test('afterHeight alone waits the default; a Prefer without wait is no long-poll; with no head known the wait is to its end', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: CACHE_ON })
+  const head = sim.clock.height
+  const below = await app.inject({ url: `${ROUTE}?afterHeight=${head - 1}` })
+  t.equal(below.statusCode, 200, 'below the head: at once, whatever the default wait')
+  const other = await app.inject({ url: ROUTE, headers: { 'if-none-match': below.headers.etag as string, prefer: 'respond-async' } })
+  t.equal(other.statusCode, 304, 'a Prefer that asks no wait: an ordinary conditional read')
+  t.equal(other.headers['preference-applied'], undefined)
+  const queried = await app.inject({ url: '/v1/bridge/addresses?chain=ethereum', headers: { 'if-none-match': '"not its tag"', prefer: 'wait=0' } })
+  t.equal(queried.statusCode, 200, 'a route with query parameters: its tag names them, so another tag is answered at once')
+
+  const { app: blind, sim: blindSim } = await buildTestApp(t, { env: CACHE_ON })
+  blindSim.raw(LATEST_BLOCK_PATH, 404, '<html><body><h1>404 Not Found</h1>nginx</body></html>')
+  const startedAt = Date.now()
+  const res = await blind.inject({ url: `${ROUTE}?afterHeight=${blindSim.clock.height + 5}&wait=1` })
+  t.equal(res.statusCode, 200, 'no head known: held to the end of its wait, then the current answer')
+  t.ok(Date.now() - startedAt >= 900, `held its wait (${Date.now() - startedAt} ms)`)
 })
 
 t.test('the wait ends with the current answer, or a 304 for If-None-Match + Prefer: wait', async (t) => {

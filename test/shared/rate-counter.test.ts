@@ -48,18 +48,32 @@ t.test('a client over its limit on one replica is over it on all; another client
   const redis = await redisFor(t, WHY)
   if (redis === undefined) return
   const pool = await replicas(t, '4/1m', redis.url)
-  const heavy = client(t, '127.0.0.2')
-  const statuses: number[] = []
-  for (let i = 0; i < 4; i++) statuses.push((await heavy(pool[i % 3] as Replica)).status)
-  t.same(statuses, [200, 200, 200, 200], 'its 4 across the three replicas')
-  for (const [i, replica] of pool.entries()) {
-    const res = await heavy(replica)
-    t.equal(res.status, 429, `replica ${i + 1} refuses it too`)
-    t.ok(Number(res.retryAfter) >= 14, `Retry-After ${String(res.retryAfter)}: one token every 15 s`)
+  const alone = (): number => pool.reduce((n, r) => n + r.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length, 0)
+  // The property is the pool's count while the store answers in time: a count past the store's
+  // deadline (a loaded machine) is counted locally, by design; then the round is tried again
+  // with a fresh client, at most three times.
+  for (const address of ['127.0.0.2', '127.0.0.4', '127.0.0.5']) {
+    const before = alone()
+    const heavy = client(t, address)
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) statuses.push((await heavy(pool[i % 3] as Replica)).status)
+    const refusals = []
+    for (const replica of pool) refusals.push(await heavy(replica))
+    if (alone() > before) {
+      t.comment(`${address}: the store missed a deadline, counted alone; again`)
+      continue
+    }
+    t.same(statuses, [200, 200, 200, 200], 'its 4 across the three replicas')
+    for (const [i, res] of refusals.entries()) {
+      t.equal(res.status, 429, `replica ${i + 1} refuses it too`)
+      t.ok(Number(res.retryAfter) >= 14, `Retry-After ${String(res.retryAfter)}: one token every 15 s`)
+    }
+    const polite = client(t, '127.0.0.3')
+    for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
+    t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
+    return
   }
-  const polite = client(t, '127.0.0.3')
-  for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
-  t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
+  t.fail('the store missed a deadline in each of three rounds')
 })
 
 t.test('without the store each replica counts alone (what the store is for)', async (t) => {
