@@ -95,6 +95,18 @@ t.test('a client gone during a miss whose build then succeeds: the answer is kep
   t.equal(sim.count(EPOCH_INFO), 0)
 })
 
+t.test('a hit is answered by the cache alone: the route\'s handler never runs after it', async (t) => {
+  // The app as deployed adds async onSend hooks (CORS, the rate limit's fields): the response
+  // ends after send() returns, and a preHandler that answered without returning the reply let
+  // Fastify run the handler too (a chain read per hit, and a warn line each).
+  const { sim, origin, logs } = await listening(t)
+  t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'miss')
+  const reads = sim.count(EPOCH_INFO)
+  for (let i = 0; i < 3; i++) t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
+  t.equal(sim.count(EPOCH_INFO), reads, 'no chain read for a hit')
+  t.same(logs.filter((l) => l.level >= 40).map((l) => l.msg), [], 'no warn line')
+})
+
 t.test('concurrent misses on their own connections cost one build: one miss, the others share it', async (t) => {
   const { sim, origin } = await listening(t)
   t.equal((await get(`${origin}/v1/epochs/latest`)).status, 200, 'the head is known')
