@@ -56,6 +56,8 @@ export const SETTINGS = {
   EDGE_API_REDIS_PASSWORD: { unset: 'none' },
   /** Signs the answers the replicas share (docs/shared-tier.md); unset = a digest that catches foreign values, not forged ones. */
   EDGE_API_REDIS_SECRET: { unset: 'none' },
+  /** The store's deadline for a command a request waits on; past it the replica serves on its own. */
+  EDGE_API_REDIS_TIMEOUT: { default: '10ms' },
   // The public edge (src/edge-settings.ts, docs/clients-and-limits.md).
   EDGE_API_TRUSTED_PROXIES: { unset: 'none' },
   EDGE_API_CORS_ORIGINS: { default: '*' },

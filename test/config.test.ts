@@ -40,6 +40,7 @@ t.test('defaults', async (t) => {
     redisUrl: undefined,
     redisPassword: undefined,
     redisSecret: undefined,
+    redisTimeoutMs: 10,
     edge: { trustedProxies: [], corsOrigins: '*', blockedRoutes: [], rateLimit: undefined },
     warnings: []
   })

@@ -1,3 +1,4 @@
+import { formatDuration, parseDuration } from '../duration.js'
 import { ConfigError } from '../errors.js'
 
 // The shared tier's settings (docs/shared-tier.md), read by loadConfig (src/config.ts). Each
@@ -10,18 +11,30 @@ export interface StoreSettings {
   readonly redisPassword: string | undefined
   /** The key shared answers are signed with (HMAC-SHA256); undefined: digested only. */
   readonly redisSecret: string | undefined
+  /** The deadline of a store command a request waits on (EDGE_API_REDIS_TIMEOUT); background writes get ten times it. */
+  readonly redisTimeoutMs: number
 }
+
+// A store that takes longer than this is no faster than the chain node it stands in front of.
+export const MAX_REDIS_TIMEOUT_MS = 1000
 
 /** The same on every replica of a pool; long enough not to be guessed. */
 export const MIN_REDIS_SECRET_LENGTH = 16
 
 /** The three settings, from `read` (loadConfig's: unset and empty are undefined); throws ConfigError. */
-export function readStoreSettings (read: (key: 'EDGE_API_REDIS_URL' | 'EDGE_API_REDIS_PASSWORD' | 'EDGE_API_REDIS_SECRET') => string | undefined): StoreSettings {
+export function readStoreSettings (read: (key: 'EDGE_API_REDIS_URL' | 'EDGE_API_REDIS_PASSWORD' | 'EDGE_API_REDIS_SECRET' | 'EDGE_API_REDIS_TIMEOUT') => string | undefined): StoreSettings {
   return {
     redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
     redisPassword: read('EDGE_API_REDIS_PASSWORD'),
-    redisSecret: redisSecret(read('EDGE_API_REDIS_SECRET'))
+    redisSecret: redisSecret(read('EDGE_API_REDIS_SECRET')),
+    redisTimeoutMs: redisTimeout(read('EDGE_API_REDIS_TIMEOUT') ?? '10ms')
   }
+}
+
+function redisTimeout (text: string): number {
+  const ms = parseDuration(text)
+  if (ms !== undefined && ms >= 1 && ms <= MAX_REDIS_TIMEOUT_MS) return ms
+  throw new ConfigError('EDGE_API_REDIS_TIMEOUT', `EDGE_API_REDIS_TIMEOUT=${text} is invalid: must be a duration from 1ms to ${formatDuration(MAX_REDIS_TIMEOUT_MS)} (example: 10ms)`)
 }
 
 /**

@@ -25,6 +25,8 @@ export interface SharedTierOptions {
   readonly url: string
   /** EDGE_API_REDIS_PASSWORD. */
   readonly password: string | undefined
+  /** EDGE_API_REDIS_TIMEOUT: a command's deadline. @default the store's, COMMAND_TIMEOUT_MS */
+  readonly commandTimeoutMs?: number | undefined
   /** EDGE_API_REDIS_SECRET: shared answers are signed with it; undefined: digested only. */
   readonly secret: string | undefined
   /** EDGE_API_MAX_NODE_LAG: how far ahead a shared head may be and still be looked at. */
@@ -56,7 +58,7 @@ export const NETWORK_RETRY_MS = 1000
 export async function openSharedTier (options: SharedTierOptions): Promise<SharedTier> {
   const { metrics } = options
   const clock = options.clock ?? REAL_CLOCK
-  const store = await SharedStore.open({ url: options.url, password: options.password, log: options.log, observer: metrics })
+  const store = await SharedStore.open({ url: options.url, password: options.password, commandTimeoutMs: options.commandTimeoutMs, log: options.log, observer: metrics })
   const hints = new HeadHints({ store, heads: options.heads, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
   let answers: SharedAnswers | undefined
   let closed = false

@@ -45,3 +45,12 @@ t.test('EDGE_API_REDIS_PASSWORD: none by default; taken as given', async (t) => 
   t.equal(loadConfig(base).redisPassword, undefined)
   t.equal(loadConfig({ ...base, EDGE_API_REDIS_PASSWORD: 'p@ss:word' }).redisPassword, 'p@ss:word')
 })
+
+t.test('EDGE_API_REDIS_TIMEOUT: 10ms by default; 1ms to 1s taken; anything else refused, naming the variable', async (t) => {
+  t.equal(loadConfig(base).redisTimeoutMs, 10)
+  t.equal(loadConfig({ ...base, EDGE_API_REDIS_TIMEOUT: '250ms' }).redisTimeoutMs, 250)
+  t.equal(loadConfig({ ...base, EDGE_API_REDIS_TIMEOUT: '1s' }).redisTimeoutMs, 1000)
+  for (const bad of ['0', '2s', 'soon', '-5ms']) {
+    refusal(t, { ...base, EDGE_API_REDIS_TIMEOUT: bad }, 'EDGE_API_REDIS_TIMEOUT', /^EDGE_API_REDIS_TIMEOUT=.* is invalid: must be a duration from 1ms to 1s/)
+  }
+})
