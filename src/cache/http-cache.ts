@@ -100,9 +100,13 @@ class AnswerHooks {
     done()
   }
 
+  // A read answered here (a hit, a 304) resolves with its reply, which Fastify awaits to the
+  // response's end: an async hook that resolves with nothing lets Fastify run the route's
+  // handler too, since its onSend hooks have not ended the response yet, and the handler then
+  // reads the chain for an answer that is thrown away ("Reply was already sent").
   #cachedRead (answerClass: 'latest' | 'fixed', route: string, keyOf: KeyOf) {
     const latest = answerClass === 'latest'
-    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
       request.chain = latest ? await this.#pin.latest(request, reply) : this.#pin.fixed(request, reply)
       const read: CachedRead = { base: keyOf(request), route, latest }
       const height = request.chain.height
@@ -111,29 +115,27 @@ class AnswerHooks {
       // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per hit.
       const etag = this.#cache?.get(key)?.etag ?? tagOf(key)
       tagAnswer(reply, height, etag)
-      if (holdsAnswer(request, etag)) {
-        this.#revalidated(reply, route).send()
-        return
-      }
+      if (holdsAnswer(request, etag)) return this.#revalidated(reply, route).send()
       if (this.#cache !== undefined) return this.#answer(this.#cache, request, reply, read, key)
       this.#reads.set(request, read)
+      return undefined
     }
   }
 
   // Without the cache (one node), the height is known once the first read is answered; a
   // revalidation against the fresh head still costs the chain nothing.
-  #unknownHeight (request: FastifyRequest, reply: FastifyReply, read: CachedRead): void {
+  #unknownHeight (request: FastifyRequest, reply: FastifyReply, read: CachedRead): FastifyReply | undefined {
     const fresh = this.#chain.heads.freshHead()
     const etag = fresh === undefined ? undefined : tagOf(keyAt(read.base, fresh))
     if (etag !== undefined && holdsAnswer(request, etag)) {
       tagAnswer(reply, fresh, etag)
-      this.#revalidated(reply, read.route).send()
-      return
+      return this.#revalidated(reply, read.route).send()
     }
     this.#reads.set(request, read)
+    return undefined
   }
 
-  async #answer (cache: AnswerCache, request: FastifyRequest, reply: FastifyReply, read: CachedRead, key: string): Promise<void> {
+  async #answer (cache: AnswerCache, request: FastifyRequest, reply: FastifyReply, read: CachedRead, key: string): Promise<FastifyReply | undefined> {
     const found = await cache.lookup(key)
     this.#result(reply, read.route, found.result)
     // Sent as found, tagged already: its onSend has nothing to keep.
@@ -145,6 +147,7 @@ class AnswerHooks {
     // onResponse for a client gone, and a build that failed after that held the key's waiters
     // for good). The answer, if it comes later, is still kept.
     finished(reply.raw, () => { found.build.finish(undefined) })
+    return undefined
   }
 
   async #built (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
@@ -176,8 +179,8 @@ class AnswerHooks {
     return this.#result(reply, route, 'revalidated').code(304)
   }
 
-  #send (reply: FastifyReply, answer: CachedAnswer): void {
-    reply.type(answer.contentType).send(answer.body)
+  #send (reply: FastifyReply, answer: CachedAnswer): FastifyReply {
+    return reply.type(answer.contentType).send(answer.body)
   }
 
   #result (reply: FastifyReply, route: string, result: CacheResult): FastifyReply {
