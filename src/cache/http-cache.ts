@@ -100,6 +100,10 @@ class AnswerHooks {
     done()
   }
 
+  // A read answered here (a hit, a 304) resolves with its reply, which Fastify awaits to the
+  // response's end: an async hook that resolves with nothing lets Fastify run the route's
+  // handler too, since its onSend hooks have not ended the response yet, and the handler then
+  // reads the chain for an answer that is thrown away ("Reply was already sent").
   #cachedRead (answerClass: 'latest' | 'fixed', route: string, keyOf: KeyOf) {
     const latest = answerClass === 'latest'
     // A preHandler that answers returns the reply: Fastify then waits for the response to end

@@ -1,4 +1,6 @@
+import { tracingChannel } from 'node:diagnostics_channel'
 import t, { type Test } from 'tap'
+import type { FastifyRequest } from 'fastify'
 import { buildTestApp } from '../fixtures/app.js'
 import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
 import { until } from '../fixtures/wait.js'
@@ -50,6 +52,58 @@ async function abandon (url: string, reached: () => boolean): Promise<void> {
   gone.abort()
   if (await request !== 'aborted') throw new Error('answered before its client left')
 }
+
+/** The URL of every request whose route handler Fastify ran from now on (its diagnostics channel). */
+function handlerRuns (t: Test): string[] {
+  const runs: string[] = []
+  const channel = tracingChannel<string, { request: FastifyRequest }>('fastify.request.handler')
+  const subscribers = { start: ({ request }: { request: FastifyRequest }) => { runs.push(request.url) }, end () {}, asyncStart () {}, asyncEnd () {}, error () {} }
+  channel.subscribe(subscribers)
+  t.teardown(() => { channel.unsubscribe(subscribers) })
+  return runs
+}
+
+/** A GET with If-None-Match, its status and how it was served. */
+async function revalidate (url: string, etag: string): Promise<{ status: number, cache: string | null }> {
+  const res = await fetch(url, { headers: { 'if-none-match': etag }, signal: AbortSignal.timeout(5000) })
+  await res.arrayBuffer()
+  return { status: res.status, cache: res.headers.get('x-cache') }
+}
+
+/** The chain reads the simulator saw, the head poll left out. */
+const chainReads = (requests: readonly string[]): string[] => requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH))
+
+const ALREADY_SENT = /Reply was already sent/
+
+t.test('a read the cache answers ends there: a hit and a 304 run no handler, read nothing from the chain, log no warning', async (t) => {
+  const { sim, origin, logs } = await listening(t)
+  const runs = handlerRuns(t)
+  for (const path of ['/v1/participants', '/v1/pricing', '/v1/epochs/latest']) {
+    const built = await fetch(origin + path)
+    await built.arrayBuffer()
+    t.equal(built.headers.get('x-cache'), 'miss', `${path}: built`)
+    runs.length = 0
+    sim.resetCounts()
+    t.same(await get(origin + path).then((a) => [a.status, a.cache]), [200, 'hit'], `${path}: a hit`)
+    t.same(await revalidate(origin + path, built.headers.get('etag')!), { status: 304, cache: 'revalidated' }, `${path}: a 304`)
+    t.same(runs, [], `${path}: its handler never ran for them`)
+    // A handler run after the answer would be reading the chain by now.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.same(chainReads(sim.requests), [], `${path}: no chain read`)
+  }
+  t.same(logs.filter((l) => ALREADY_SENT.test(String(l.msg))).map((l) => l.msg), [], 'no "Reply was already sent" warning')
+})
+
+t.test('without the cache, a 304 against the fresh head (the height unknown before the first read) runs no handler', async (t) => {
+  const built = await buildTestApp(t, { env: { EDGE_API_HEAD_MAX_AGE: '1m' } })
+  await built.app.listen({ host: '127.0.0.1', port: 0 })
+  const origin = `http://127.0.0.1:${(built.app.server.address() as { port: number }).port}`
+  const first = await fetch(`${origin}/v1/participants`)
+  await first.arrayBuffer()
+  const runs = handlerRuns(t)
+  t.same(await revalidate(`${origin}/v1/participants`, first.headers.get('etag')!), { status: 304, cache: 'revalidated' }, 'a 304 before any chain read')
+  t.same(runs, [], 'its handler never ran')
+})
 
 t.test('a client gone during a miss whose chain read then fails: the next read of the key is answered at once, not jammed', async (t) => {
   const { sim, cache, origin } = await listening(t, { EDGE_API_CHAIN_TIMEOUT: '4s' })
@@ -112,9 +166,11 @@ t.test('concurrent misses on their own connections cost one build: one miss, the
   t.equal((await get(`${origin}/v1/epochs/latest`)).status, 200, 'the head is known')
   sim.resetCounts()
   sim.latency(100)
+  const runs = handlerRuns(t)
   const answers = await Promise.all(Array.from({ length: 6 }, async () => get(`${origin}/v1/participants`)))
   t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200])
   t.same(answers.map((a) => a.cache).sort(), ['coalesced', 'coalesced', 'coalesced', 'coalesced', 'coalesced', 'miss'])
+  t.same(runs, ['/v1/participants'], 'one handler ran: the build\'s')
   t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
 })
 
