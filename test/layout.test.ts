@@ -47,7 +47,7 @@ const MAX_FUNCTION_LINES = 50
 const OVER_NOW = new Set([
   'src/metrics/registry.ts', // split once this round's metrics land
   'src/metrics/registry.ts Constructor',
-  'src/config.ts loadConfig', // split once this round's variables land
+  'src/config.ts loadConfig' // split once this round's variables land
 ])
 
 function lineCount (text: string): number {
