@@ -68,13 +68,32 @@ export interface AppOptions {
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
-  const { config, chain, readiness, logger, metrics } = options
+  const { logger, metrics } = options
   const requestIds = new RequestIds()
   const pipelining = new Pipelining()
   const timeouts = { ...SERVER_TIMEOUTS, ...options.serverTimeouts }
   const clientErrors = new ClientErrors({ log: logger, requestIds, pipelining, timeouts, metrics })
+  const app = createFastify(options, requestIds, clientErrors, timeouts)
+  clientErrors.watch(app.server)
+  const shedding = registerRefusals(app, options)
+  registerRequestHooks(app, options, shedding, pipelining)
+  await registerEdges(app, options)
+  // From the drain latch on, every response closes its connection, so keep-alive clients and
+  // the router's reused connections move to another replica before the listener closes, and
+  // no socket is left idling until keepAliveTimeout once it does (fastify/fastify#7044).
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (options.readiness.draining) reply.header('connection', 'close')
+    done(null, payload)
+  })
+  await registerRoutes(app, options, shedding)
+  return app
+}
+
+/** The Fastify instance and its server options, no hook or route yet. */
+function createFastify (options: AppOptions, requestIds: RequestIds, clientErrors: ClientErrors, timeouts: ServerTimeouts) {
+  const { config, logger } = options
   const timeoutOptions = serverTimeoutOptions(timeouts)
-  const app = Fastify({
+  return Fastify({
     loggerInstance: logger,
     // request.ip: the socket's peer, or behind EDGE_API_TRUSTED_PROXIES the first untrusted X-Forwarded-For hop.
     trustProxy: config.edge.trustedProxies.length === 0 ? false : [...config.edge.trustedProxies],
@@ -108,8 +127,12 @@ export async function buildApp (options: AppOptions) {
     ajv: { customOptions: { verbose: true, keywords: ['x-error', 'x-proto-enum', 'x-go-int', 'x-api-enum', 'x-api-bytes'] } },
     schemaErrorFormatter: formatSchemaError
   }).withTypeProvider<TypeBoxTypeProvider>()
+}
 
-  clientErrors.watch(app.server)
+type App = ReturnType<typeof createFastify>
+
+/** Shedding and fair share (decorated on the app), the trace hook, and the error handler that refuses a full queue. */
+function registerRefusals (app: App, { readiness, metrics, tracing }: AppOptions): Shedding {
   // Requests turned away under load: 503 + Retry-After, counted, summarised once a second.
   const shedding = new Shedding(app.log, metrics === undefined ? undefined : (reason) => metrics.shed(reason))
   app.decorate('shedding', shedding)
@@ -120,7 +143,7 @@ export async function buildApp (options: AppOptions) {
   // Held refusals are answered before the listener closes: the drain never waits on them.
   app.addHook('preClose', async () => fairAdmission.stop())
   // First of the hooks, so the whole request runs inside its trace; shed 503s stay untraced.
-  options.tracing?.register(app, { refused: (reply) => shedding.refused(reply), draining: () => readiness.draining })
+  tracing?.register(app, { refused: (reply) => shedding.refused(reply), draining: () => readiness.draining })
   app.addHook('onClose', async () => shedding.flush())
   // A full chain queue, or a route group's, is shedding too: no warning and stack per request.
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -130,6 +153,11 @@ export async function buildApp (options: AppOptions) {
     const reason = error instanceof ChainBusyError ? 'chainQueue' : error instanceof RouteGroupBusyError ? 'groupQueue' : undefined
     return reason === undefined ? handleError(error, request, reply) : fairAdmission.refuseQueued(request, reply, false, reason, error.message)
   })
+  return shedding
+}
+
+/** Every request's own hooks: its log lines, metrics, id, Host check and pipelining turn; unrouted answers. */
+function registerRequestHooks (app: App, { logger, metrics }: AppOptions, shedding: Shedding, pipelining: Pipelining): void {
   // Only from info on: at warn the hook would cost every request (a route read, a header
   // read, the shed check) for a line never written.
   if (logger.isLevelEnabled('info')) app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
@@ -146,16 +174,11 @@ export async function buildApp (options: AppOptions) {
   app.addHook('onRequest', requireHost)
   // After the metrics' hook: a request waiting its turn is in flight, and timed from arrival.
   app.addHook('onRequest', pipelining.admit)
-  await registerEdges(app, options)
+}
 
-  // From the drain latch on, every response closes its connection, so keep-alive clients and
-  // the router's reused connections move to another replica before the listener closes, and
-  // no socket is left idling until keepAliveTimeout once it does (fastify/fastify#7044).
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (readiness.draining) reply.header('connection', 'close')
-    done(null, payload)
-  })
-
+/** The OpenAPI document, health, /v1 and the event stream beside it. */
+async function registerRoutes (app: App, options: AppOptions, shedding: Shedding): Promise<void> {
+  const { config, chain, readiness, metrics } = options
   await app.register(swagger, {
     openapi: {
       info: { title: 'edge-api', description: 'Public read-only /v1 queries of the gonka chain', version: '1' }
@@ -182,7 +205,6 @@ export async function buildApp (options: AppOptions) {
   })
   // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
   await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams, metrics: metrics?.waiting })
-  return app
 }
 
 export type EdgeApp = Awaited<ReturnType<typeof buildApp>>

@@ -2,7 +2,7 @@
 // exit codes and the boot log lines. The service itself is wired in service.ts, which tests
 // and benchmarks share; everything takes what it needs as arguments, so tests never exit.
 import process from 'node:process'
-import { pino } from 'pino'
+import { pino, type Logger } from 'pino'
 import { formatByteSize } from './byte-size.js'
 import { loadConfig, type Config } from './config.js'
 import { formatDuration } from './duration.js'
@@ -27,28 +27,59 @@ async function exit (code: number): Promise<never> {
 
 async function main (): Promise<void> {
   const startedAt = performance.now()
-  // Signals are taken from the first moment: one that arrives while the app is still booting
-  // is held and handed to the drain as soon as it exists, instead of killing the process with
-  // Node's default (exit 143, no log line).
+  const signals = holdSignals()
+  const config = readConfig()
+  if (config === undefined) return await exit(1)
+  const log = createLogger(config.logLevel, stdout)
+  for (const warning of config.warnings) log.warn({ warning }, 'configuration warning')
+  logStarting(log, config)
+  const service = await start(log, config)
+  if (service === undefined) return await exit(1)
+  logListening(log, config, service, startedAt)
+  signals.handTo(service.drain)
+
+  const { code, reason, shutdownMs } = await service.drain.outcome
+  // Exit as soon as the outcome is known: the last response has been written (or the
+  // sockets destroyed); nothing else is worth waiting for, a chain probe included, but the
+  // pending spans, within a bounded time. The exit code stays the drain's.
+  if (service.tracing !== undefined) await flushTraces(log, service.tracing)
+  log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
+  return await exit(code)
+}
+
+/**
+ * Signals are taken from the first moment: one that arrives while the app is still booting
+ * is held and handed to the drain as soon as it exists, instead of killing the process with
+ * Node's default (exit 143, no log line).
+ */
+function holdSignals (): { handTo: (drain: Service['drain']) => void } {
   const early: string[] = []
   let onSignal = (name: string): void => { early.push(name) }
   process.on('SIGTERM', () => onSignal('SIGTERM'))
   process.on('SIGINT', () => onSignal('SIGINT'))
+  return {
+    handTo: (drain) => {
+      onSignal = (name) => drain.signal(name)
+      for (const name of early) drain.signal(name)
+    }
+  }
+}
 
-  let config: Config
+/** The configuration from the environment, or undefined once the reason is logged. */
+function readConfig (): Config | undefined {
   try {
-    config = loadConfig(process.env)
+    return loadConfig(process.env)
   } catch (err) {
     // One line that names the variable, the value and what is allowed; then refuse to boot.
     const bootLog = createLogger('info', stdout)
     if (err instanceof ConfigError) bootLog.fatal({ variable: err.variable }, err.message)
     /* c8 ignore next */ // loadConfig only throws ConfigError; anything else is a bug worth a stack
     else bootLog.fatal({ err }, 'configuration could not be read')
-    return await exit(1)
+    return undefined
   }
+}
 
-  const log = createLogger(config.logLevel, stdout)
-  for (const warning of config.warnings) log.warn({ warning }, 'configuration warning')
+function logStarting (log: Logger, config: Config): void {
   log.info({
     pid: process.pid,
     node: process.version,
@@ -65,17 +96,22 @@ async function main (): Promise<void> {
       ? 'off'
       : { endpoint: config.tracing.endpoint, protocol: config.tracing.protocol, headers: Object.keys(config.tracing.headers).length, sampler: config.tracing.sampler }
   }, 'starting')
+}
 
-  let service: Service
+/** The service, listening; undefined once a failure to listen is logged. */
+async function start (log: Logger, config: Config): Promise<Service | undefined> {
   try {
-    service = await startService({ config, logger: log })
+    return await startService({ config, logger: log })
   } catch (err) {
     /* c8 ignore next */ // only listening can fail here; anything else is a bug worth a stack
     if (!(err instanceof ListenError)) throw err
     log.fatal({ code: err.reason, port: err.port, host: err.host }, err.message)
-    return await exit(1)
+    return undefined
   }
-  const { drain, port, metricsPort, build, tracing } = service
+}
+
+function logListening (log: Logger, config: Config, service: Service, startedAt: number): void {
+  const { port, metricsPort, build } = service
   log.info({
     port,
     host: config.host,
@@ -87,24 +123,16 @@ async function main (): Promise<void> {
     metrics: metricsPort === undefined ? 'off' : { port: metricsPort, host: config.metricsHost },
     bootMs: Math.round(performance.now() - startedAt)
   }, 'listening')
+}
 
-  onSignal = (name) => drain.signal(name)
-  for (const name of early) drain.signal(name)
-
-  const { code, reason, shutdownMs } = await drain.outcome
-  // Exit as soon as the outcome is known: the last response has been written (or the
-  // sockets destroyed); nothing else is worth waiting for, a chain probe included, but the
-  // pending spans, within a bounded time. The exit code stays the drain's.
-  if (tracing !== undefined) {
-    const flushStarted = performance.now()
-    const queued = tracing.queued
-    const flushed = await tracing.shutdown(FLUSH_BUDGET_MS)
-    const fields = { queued, flushMs: Math.round(performance.now() - flushStarted) }
-    if (flushed) log.info(fields, 'traces flushed')
-    else log.warn({ ...fields, budget: formatDuration(FLUSH_BUDGET_MS) }, 'trace flush incomplete: pending spans dropped')
-  }
-  log.info({ code, reason, shutdownMs: Math.round(shutdownMs) }, 'exit')
-  return await exit(code)
+/** The pending spans sent within FLUSH_BUDGET_MS, and a line saying whether they all went. */
+async function flushTraces (log: Logger, tracing: NonNullable<Service['tracing']>): Promise<void> {
+  const flushStarted = performance.now()
+  const queued = tracing.queued
+  const flushed = await tracing.shutdown(FLUSH_BUDGET_MS)
+  const fields = { queued, flushMs: Math.round(performance.now() - flushStarted) }
+  if (flushed) log.info(fields, 'traces flushed')
+  else log.warn({ ...fields, budget: formatDuration(FLUSH_BUDGET_MS) }, 'trace flush incomplete: pending spans dropped')
 }
 
 await main()

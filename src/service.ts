@@ -84,7 +84,31 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     log: options.logger,
     onDrop: metrics === undefined ? undefined : (reason, spans) => metrics.spansDropped(reason, spans)
   })
-  const chain = new ChainClient({
+  // Asked only when a read is hedged: the app below serves them, so it exists by then.
+  const chain = createChainClient(options, metrics, tracing, () => app.shedding.active)
+  // The shared tier is no readiness dependency: it connects in the background, and the replica serves on its own until it does.
+  const shared = config.redisUrl === undefined
+    ? undefined
+    : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, commandTimeoutMs: config.redisTimeoutMs, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
+  // Neither is the cache: it only ever answers what the chain answered.
+  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
+  const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
+  // Read at scrape time only, once the app below exists.
+  if (metrics !== undefined) watchGauges(metrics, { readiness, chain, cache, activeClients: () => app.fairAdmission.share.activeClients })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store), waiting: options.waiting })
+  const close = async (): Promise<void> => {
+    await app.close()
+    await chain.close()
+    await shared?.close()
+    await tracing?.shutdown(FLUSH_BUDGET_MS)
+  }
+  return { app, chain, readiness, metrics, build, tracing, shared, cache, close }
+}
+
+/** The chain client on the config's nodes and limits, reporting to the metrics and the tracer. */
+function createChainClient (options: ServiceOptions, metrics: Metrics | undefined, tracing: Tracing | undefined, shedding: () => boolean): ChainClient {
+  const { config } = options
+  return new ChainClient({
     baseUrl: config.chainRestUrls,
     timeoutMs: config.chainTimeoutMs,
     concurrency: config.chainConcurrency,
@@ -94,18 +118,15 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     log: options.logger,
     observer: metrics,
     tracer: tracing?.chain,
-    // Asked only when a read is hedged: the app below serves them, so it exists by then.
-    hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding: () => app.shedding.active },
+    hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding },
     ...options.chain
   })
-  // The shared tier is no readiness dependency: it connects in the background, and the replica serves on its own until it does.
-  const shared = config.redisUrl === undefined
-    ? undefined
-    : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, commandTimeoutMs: config.redisTimeoutMs, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
-  // Neither is the cache: it only ever answers what the chain answered.
-  const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
-  const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
-  metrics?.watch({
+}
+
+/** The gauges the metrics read at scrape time, from the parts that hold them. */
+function watchGauges (metrics: Metrics, parts: { readiness: Readiness, chain: ChainClient, cache: AnswerCache | undefined, activeClients: () => number }): void {
+  const { readiness, chain, cache, activeClients } = parts
+  metrics.watch({
     draining: () => readiness.draining,
     chainQueueDepth: () => chain.queued,
     chainNodesUp: () => chain.nodesUp,
@@ -115,17 +136,8 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     heightsKnown: () => chain.heads.known,
     cacheBytes: () => cache?.bytes ?? 0,
     cacheEntries: () => cache?.entries ?? 0,
-    // Read at scrape time only, once the app below exists.
-    activeClients: () => app.fairAdmission.share.activeClients
+    activeClients
   })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store), waiting: options.waiting })
-  const close = async (): Promise<void> => {
-    await app.close()
-    await chain.close()
-    await shared?.close()
-    await tracing?.shutdown(FLUSH_BUDGET_MS)
-  }
-  return { app, chain, readiness, metrics, build, tracing, shared, cache, close }
 }
 
 /**

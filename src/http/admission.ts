@@ -74,13 +74,34 @@ export async function admissionControl (
     dropProbability: Math.round(policy.dropProbability * 1000) / 1000,
     servingShare: Math.round(policy.servingShare * 100) / 100
   }))
+  const inGrace = bootGrace(app, sampler)
+  await registerHardLimits(app, shedding, { ...loadShedding, sampleInterval }, () => inGrace(sampler.now()))
+  // After under-pressure's hook: only requests within its hard limits get here. What the
+  // policy would shed is the heaviest clients' (fair-admission.ts).
+  const admitted = { count: 0 }
+  app.addHook('onRequest', (request, reply, done) => {
+    if (fair.admit(reply, clientOf(request), done, target > 0 && policy.delayMs >= target, policy)) admitted.count++
+  })
+  if (target > 0) feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace })
+  return policy
+}
+
+/** Whether a time on the sampler's clock is still within the boot's grace (BOOT_GRACE_MS after ready). */
+function bootGrace (app: FastifyInstance, sampler: LoopSampler): (now: number) => boolean {
   let countsFrom = Infinity
   app.addHook('onReady', async () => {
     countsFrom = sampler.now() + BOOT_GRACE_MS
   })
+  return (now) => now < countsFrom
+}
+
+/** under-pressure with the hard limits (heap, utilisation) when set, and its delay threshold off. */
+async function registerHardLimits (
+  app: FastifyInstance, shedding: Shedding, loadShedding: LoadShedding & { sampleInterval: number }, inGrace: () => boolean
+): Promise<void> {
   // under-pressure names the limit exceeded; only those set below (heap, utilisation) can be.
   const pressureHandler = (_request: FastifyRequest, reply: FastifyReply, type: ShedReason): Buffer | undefined => {
-    if (sampler.now() < countsFrom) return undefined
+    if (inGrace()) return undefined
     // Returned, not thrown: under-pressure sends a returned value as it is ("any other return
     // value than a promise or nullish will be sent to the client with reply.send", its README),
     // so the error handler never sees a shed request. Its type only declares void.
@@ -89,30 +110,33 @@ export async function admissionControl (
   await app.register(underPressure, {
     // Interval mode: utilisation since the last sample, not since boot (fastify/under-pressure#294).
     eventLoopUtilizationMode: 'interval',
-    sampleInterval,
+    sampleInterval: loadShedding.sampleInterval,
     maxEventLoopUtilization: loadShedding.maxEventLoopUtilization ?? 0,
     maxHeapUsedBytes: loadShedding.maxHeapUsedBytes ?? 0,
     pressureHandler: pressureHandler as unknown as FastifyUnderPressureOptions['pressureHandler']
   })
-  // After under-pressure's hook: only requests within its hard limits get here. What the
-  // policy would shed is the heaviest clients' (fair-admission.ts).
-  let admitted = 0
-  app.addHook('onRequest', (request, reply, done) => {
-    if (fair.admit(reply, clientOf(request), done, target > 0 && policy.delayMs >= target, policy)) admitted++
+}
+
+interface PolicyFeed {
+  readonly target: number
+  readonly sampleInterval: number
+  /** Requests admitted since the last sample, reset by each. */
+  readonly admitted: { count: number }
+  readonly inGrace: (now: number) => boolean
+}
+
+/** Hands the policy each sample's reading and the requests admitted during it, until close. */
+function feedPolicy (app: FastifyInstance, sampler: LoopSampler, policy: DelayAdmission, feed: PolicyFeed): void {
+  // Readings are capped at 4× the target, beyond which every reading makes the same step anyway.
+  const cap = Math.max(feed.sampleInterval, 4 * feed.target)
+  const stop = sampler.start((loop) => {
+    const now = sampler.now()
+    const count = feed.admitted.count
+    feed.admitted.count = 0
+    if (feed.inGrace(now)) return
+    policy.observe({ delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }, now)
   })
-  if (target > 0) {
-    // Readings are capped at 4× the target, beyond which every reading makes the same step anyway.
-    const cap = Math.max(sampleInterval, 4 * target)
-    const stop = sampler.start((loop) => {
-      const now = sampler.now()
-      const count = admitted
-      admitted = 0
-      if (now < countsFrom) return
-      policy.observe({ delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }, now)
-    })
-    app.addHook('onClose', async () => stop())
-  }
-  return policy
+  app.addHook('onClose', async () => stop())
 }
 
 /**

@@ -142,7 +142,13 @@ interface GatewayEpoch { epoch_data?: GatewayEpochData | null }
 interface GatewaySigningRequest { final_signature?: unknown }
 interface GatewaySigning { signing_request?: GatewaySigningRequest | null }
 
-export const bls: FastifyPluginAsyncTypebox = async (app) => {
+export const bls: FastifyPluginAsyncTypebox = async (app, options) => {
+  await epochRoutes(app, options)
+  await signatureRoute(app, options)
+}
+
+/** An epoch's DKG data, under both of Go's paths. */
+const epochRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const epochRoute = {
     schema: {
       summary: 'An epoch\'s BLS DKG data, with the group key and validation signature uncompressed',
@@ -169,7 +175,10 @@ export const bls: FastifyPluginAsyncTypebox = async (app) => {
       }
     })
   }
+}
 
+/** A threshold signing request, null until it exists. */
+const signatureRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/bls/signatures/:request_id', {
     schema: {
       summary: 'A threshold signing request and, once completed, its signature uncompressed',
