@@ -124,7 +124,10 @@ t.test(`at most ${MIN_HEIGHT_MAX_WAITERS} reads wait for their minimum at once; 
 t.test('with the cache, a hit or a 304 below the minimum is not served: the answer is read again at it', async (t) => {
   const { clock, sims: [sim] } = await nodes(t, [0])
   const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
-  const first = await app.inject('/v1/epochs/latest')
+  // On a loaded machine the first head poll can outlast the first read, which is then served
+  // unpinned (issue 33) and not cached: read until an answer names its height.
+  let first = await app.inject('/v1/epochs/latest')
+  for (let i = 0; i < 20 && first.headers['x-block-height'] === undefined; i++) first = await app.inject('/v1/epochs/latest')
   const height = Number(first.headers['x-block-height'])
   const hit = await app.inject('/v1/epochs/latest')
   t.equal(hit.headers['x-cache'], 'hit', 'the answer is cached at its height, whose head stays fresh for a minute')

@@ -198,8 +198,9 @@ t.test('one answer claims height 10^9: not counted; every latest read 200 at the
   t.ok(heights.every((h) => h <= clock.height), `no read served above the chain's head (highest ${Math.max(...heights)})`)
   t.ok(heights.at(-1)! > heights[0]!, 'the served height kept moving with the chain')
   const told = main.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('chain node told a height far above'))
-  // A node's lie may go unheard when its answer is not needed (a cache hit, the other node's answer first).
-  t.ok(told.length >= 1 && told.length <= 2, `at most one warn line per node that told it (${told.length})`)
+  // A node's lie may go unheard when its answer is not needed (a cache hit, the other node's answer
+  // first), or be heard twice (a hedged read's copy): a line or two per node, never a flood.
+  t.ok(told.length >= 1 && told.length <= 4, `a warn line or two per node that told it, not one per read (${told.length})`)
 })
 
 t.test('the head poll tells height 10^9 once: not counted (a glitch does not repeat); every latest read 200', async (t) => {
