@@ -1,7 +1,7 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.tap/**'] }),
+  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.tap/**', '.stryker-tmp/**', 'reports/**'] }),
   {
     // src/main.ts is the only file that may touch process (signals, env, exit).
     files: ['src/**/*.ts'],
