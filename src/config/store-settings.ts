@@ -27,7 +27,8 @@ export function readStoreSettings (read: (key: 'EDGE_API_REDIS_URL' | 'EDGE_API_
     redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
     redisPassword: read('EDGE_API_REDIS_PASSWORD'),
     redisSecret: redisSecret(read('EDGE_API_REDIS_SECRET')),
-    redisTimeoutMs: redisTimeout(read('EDGE_API_REDIS_TIMEOUT') ?? '10ms')
+    // SETTINGS gives it a default: read() never leaves it unset.
+    redisTimeoutMs: redisTimeout(read('EDGE_API_REDIS_TIMEOUT') as string)
   }
 }
 
