@@ -205,7 +205,7 @@ t.test('200 waiters at the head are answered soon after the next block, not at t
   const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1] as number
   // The 50 ms goal is benchmark 17's (p99 23 ms, uninstrumented): here the clients share a
   // process with tap's coverage and the replica logs each answer, so the bound is the suite's
-  // (136-188 ms measured on a loaded 2-core host). Without the head follower it is the next
-  // read's head poll, a second or more.
-  t.ok(p99 < 300, `p99 ${p99.toFixed(1)} ms, p50 ${(latencies[latencies.length / 2] as number).toFixed(1)} ms (600 answers)`)
+  // (136-350 ms measured in whole-suite runs on a 2-core host, six test files at once). Without
+  // the head follower it is the next read's head poll, a second or more.
+  t.ok(p99 < 700, `p99 ${p99.toFixed(1)} ms, p50 ${(latencies[latencies.length / 2] as number).toFixed(1)} ms (600 answers)`)
 })
