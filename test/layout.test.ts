@@ -46,8 +46,7 @@ const MAX_FUNCTION_LINES = 50
 // shrinks as those land, and an entry that is no longer over fails the test, so it is removed.
 const OVER_NOW = new Set([
   'src/metrics/registry.ts', // split once this round's metrics land
-  'src/metrics/registry.ts Constructor',
-  'src/config.ts loadConfig' // split once this round's variables land
+  'src/metrics/registry.ts Constructor'
 ])
 
 function lineCount (text: string): number {
