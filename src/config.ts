@@ -3,6 +3,7 @@ import { readChainSettings, type ChainSettings } from './config/chain-settings.j
 import { readListenerSettings, type ListenerSettings } from './config/listener-settings.js'
 import { settingReader, type SettingReader } from './config/setting-reader.js'
 import { readStoreSettings, type StoreSettings } from './config/store-settings.js'
+import { readWaitingLimits, type WaitingLimits } from './config/waiting-settings.js'
 import { formatDuration } from './duration.js'
 import { readEdgeSettings, type EdgeSettings } from './edge-settings.js'
 import { readTracingSettings, type TracingSettings } from './tracing/settings.js'
@@ -64,7 +65,10 @@ export const SETTINGS = {
   EDGE_API_TRUSTED_PROXIES: { unset: 'none' },
   EDGE_API_CORS_ORIGINS: { default: '*' },
   EDGE_API_BLOCKED_ROUTES: { unset: 'none' },
-  EDGE_API_RATE_LIMIT: { default: 'off' }
+  EDGE_API_RATE_LIMIT: { default: 'off' },
+  /** Held long-polls and event streams, counted together, open at once per client and on the replica (docs/waiting.md). */
+  EDGE_API_WAITING_PER_CLIENT: { default: '1024' },
+  EDGE_API_WAITING_MAX: { default: '10000' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -98,6 +102,8 @@ export interface Config extends ListenerSettings, ChainSettings, StoreSettings {
   readonly tracing: TracingSettings | undefined
   /** Client identity, CORS, blocked routes and the per-client limit (src/edge-settings.ts). */
   readonly edge: EdgeSettings
+  /** The caps of held long-polls and event streams together (src/config/waiting-settings.ts). */
+  readonly waiting: WaitingLimits
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -117,6 +123,7 @@ export function loadConfig (env: Env): Config {
     tracing: readTracingSettings(env, warnings),
     ...readStoreSettings(settings),
     edge: readEdgeSettings(settings),
+    waiting: readWaitingLimits(settings),
     warnings
   }
 }

@@ -31,6 +31,7 @@ t.test('defaults', async (t) => {
     redisSecret: undefined,
     redisTimeoutMs: 10,
     edge: { trustedProxies: [], corsOrigins: '*', blockedRoutes: [], rateLimit: undefined },
+    waiting: { perClient: 1024, perReplica: 10_000 },
     warnings: []
   })
 })
