@@ -35,8 +35,8 @@ import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
 import { events } from './routes/v1/events.js'
 import { HeadFollower } from './http/head-follower.js'
+import { WaitQuota } from './http/wait-quota.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
-import type { WaitingLimits } from './routes/v1/index.js'
 
 export interface AppOptions {
   readonly config: Config
@@ -61,8 +61,6 @@ export interface AppOptions {
   readonly cache?: AnswerCache | undefined
   /** EDGE_API_RATE_LIMIT's pool counter (the shared tier); undefined: each replica counts alone. */
   readonly rateCounter?: RateCounter | undefined
-  /** Caps of held long-polls and event streams (tests reach them); the defaults otherwise. */
-  readonly waiting?: WaitingLimits | undefined
 }
 
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
@@ -190,6 +188,8 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
   await app.register(health, { readiness })
   // One head poll shared by every long-poll and event stream, while any waits (src/http/head-follower.ts).
   const follower = new HeadFollower(chain.heads, chain.clock)
+  // One count of held long-polls and event streams: the caps are on both together.
+  const quota = new WaitQuota(config.waiting)
   await app.register(v1, {
     prefix: '/v1',
     chain,
@@ -200,11 +200,11 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
     verifyTuning: options.verifyTuning,
     cache: options.cache,
     follower,
-    heldLimits: options.waiting?.held,
+    quota,
     onHeld: metrics === undefined ? undefined : (held: number) => metrics.waiting.heldRequests(held)
   })
   // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
-  await app.register(events, { prefix: '/v1', chain, follower, limits: options.waiting?.streams, metrics: metrics?.waiting })
+  await app.register(events, { prefix: '/v1', chain, follower, quota, metrics: metrics?.waiting })
 }
 
 export type EdgeApp = Awaited<ReturnType<typeof buildApp>>

@@ -1,17 +1,13 @@
 import { isIP } from 'node:net'
 import { formatDuration, parseDuration } from './duration.js'
+import type { SettingReader as Reader } from './config/setting-reader.js'
 
 // The settings of the public edge (docs/clients-and-limits.md): who a client is, which
 // origins may read us from a browser, which routes are blocked, and the optional per-client
-// limit. config.ts reads them through readEdgeSettings, with its own reading and errors.
-
-/** What config.ts passes: the variable's value (or its default), and the error naming it. */
-export interface SettingReader {
-  read (key: EdgeSettingKey): string | undefined
-  invalid (key: EdgeSettingKey, allowed: string): Error
-}
+// limit. config.ts reads them through readEdgeSettings, with its reader (src/config/setting-reader.ts).
 
 export type EdgeSettingKey = 'EDGE_API_TRUSTED_PROXIES' | 'EDGE_API_CORS_ORIGINS' | 'EDGE_API_BLOCKED_ROUTES' | 'EDGE_API_RATE_LIMIT'
+type SettingReader = Reader<EdgeSettingKey>
 
 /** A token bucket per client: `burst` requests at once, refilled at `requests` per `windowMs`. */
 export interface RateLimit {

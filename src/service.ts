@@ -15,7 +15,7 @@ import { Readiness } from './readiness.js'
 import { PoolRateCounter } from './shared/rate-counter.js'
 import { openSharedTier, type SharedTier } from './shared/shared-tier.js'
 import { FLUSH_BUDGET_MS, startTracing, type Tracing } from './tracing/tracing.js'
-import type { LoadShedding, WaitingLimits } from './routes/v1/index.js'
+import type { LoadShedding } from './routes/v1/index.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 // The one wiring of edge-api: config → chain client → readiness → app → listen → drain.
@@ -40,8 +40,6 @@ export interface ServiceOptions {
   readonly metricsPort?: number
   /** Which build this is. @default what the image build wrote beside the compiled code (loadBuildInfo) */
   readonly build?: BuildInfo
-  /** Caps of held long-polls and event streams, when a test reaches them. @default src/http/long-poll.ts's and events' */
-  readonly waiting?: WaitingLimits
 }
 
 /** The app with the dependencies it was built on; nothing listens yet. */
@@ -95,7 +93,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   // Read at scrape time only, once the app below exists.
   if (metrics !== undefined) watchGauges(metrics, { readiness, chain, cache, activeClients: () => app.fairAdmission.share.activeClients })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store), waiting: options.waiting })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store) })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

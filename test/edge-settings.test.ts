@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { loadConfig } from '../src/config.js'
-import { ConfigError } from '../src/errors.js'
+import { refusal } from './fixtures/config-refusal.js'
 
 // The public edge's settings as an operator writes them; every bad value refuses to boot,
 // naming the variable.
@@ -8,17 +8,7 @@ import { ConfigError } from '../src/errors.js'
 const base = { CHAIN_REST_URL: 'http://node:1317' }
 const edge = (env: Record<string, string>) => loadConfig({ ...base, ...env }).edge
 
-function refused (t: Test, env: Record<string, string>, variable: string, message: RegExp): void {
-  let error: unknown
-  try {
-    loadConfig({ ...base, ...env })
-  } catch (err) {
-    error = err
-  }
-  t.ok(error instanceof ConfigError, `${JSON.stringify(env)} refused`)
-  t.equal((error as ConfigError).variable, variable)
-  t.match((error as ConfigError).message, message)
-}
+const refused = (t: Test, env: Record<string, string>, variable: string, message: RegExp): void => refusal(t, { ...base, ...env }, variable, message)
 
 t.test('EDGE_API_TRUSTED_PROXIES: addresses, CIDRs and proxy-addr\'s names; anything else refused', async (t) => {
   t.same(edge({}).trustedProxies, [], 'none by default: a client is its socket\'s peer')

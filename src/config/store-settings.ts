@@ -1,5 +1,6 @@
 import { formatDuration, parseDuration } from '../duration.js'
 import { ConfigError } from '../errors.js'
+import type { SettingReader } from './setting-reader.js'
 
 // The shared tier's settings (docs/shared-tier.md), read by loadConfig (src/config.ts). Each
 // may hold a secret: no error repeats its value.
@@ -21,8 +22,10 @@ export const MAX_REDIS_TIMEOUT_MS = 1000
 /** The same on every replica of a pool; long enough not to be guessed. */
 export const MIN_REDIS_SECRET_LENGTH = 16
 
-/** The three settings, from `read` (loadConfig's: unset and empty are undefined); throws ConfigError. */
-export function readStoreSettings (read: (key: 'EDGE_API_REDIS_URL' | 'EDGE_API_REDIS_PASSWORD' | 'EDGE_API_REDIS_SECRET' | 'EDGE_API_REDIS_TIMEOUT') => string | undefined): StoreSettings {
+export type StoreSettingKey = 'EDGE_API_REDIS_URL' | 'EDGE_API_REDIS_PASSWORD' | 'EDGE_API_REDIS_SECRET' | 'EDGE_API_REDIS_TIMEOUT'
+
+/** The four settings (unset and empty are undefined); throws ConfigError. */
+export function readStoreSettings ({ read }: SettingReader<StoreSettingKey>): StoreSettings {
   return {
     redisUrl: redisUrl(read('EDGE_API_REDIS_URL')),
     redisPassword: read('EDGE_API_REDIS_PASSWORD'),

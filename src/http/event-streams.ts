@@ -2,10 +2,10 @@ import type { ChainEvent, EventCursor } from '../chain/chain-events.js'
 import type { Clock } from '../clock.js'
 import { EventStream, type EventSource } from './event-stream.js'
 import type { HeadFollower } from './head-follower.js'
-import { WaitQuota, type QuotaLimits, type QuotaRefusal } from './wait-quota.js'
+import type { QuotaRefusal, WaitQuota } from './wait-quota.js'
 
 // Every open GET /v1/events stream of a replica (docs/waiting.md): capped per client and per
-// replica, told of each new head (a stream then catches up to it), kept alive by a heartbeat,
+// replica with the held long-polls, told of each new head (a stream then catches up to it), kept alive by a heartbeat,
 // ended at its maximum age, and, when the app closes (the drain's listener close), each ended
 // at a random moment within DRAIN_SPREAD_MS with a random retry:, so its clients do not all
 // reconnect at once. One timer ticks for all of them while any is open.
@@ -21,9 +21,6 @@ export const REPLAY_WINDOW = 1000
 /** The drain ends the streams over this long, each asking for a retry in 1–5 s. */
 export const DRAIN_SPREAD_MS = 5000
 export const DRAIN_RETRY_MS = { least: 1000, spread: 4000 }
-/** Open streams per client and per replica, by default. */
-// Per client is per address: behind a router without trusted proxies that is the router's, so generous.
-export const STREAM_LIMITS: QuotaLimits = { perClient: 1024, perReplica: 10_000 }
 
 export interface StreamHeads {
   onHead (listener: (height: number) => void): () => void
@@ -43,7 +40,8 @@ export interface EventStreamsOptions {
   readonly follower: HeadFollower
   readonly clock: Clock
   readonly source: EventSource
-  readonly limits?: QuotaLimits | undefined
+  /** The caps of open streams, shared with the held long-polls (app.ts). */
+  readonly quota: WaitQuota
   readonly observer?: StreamObserver | undefined
   /** Draws for the age, the drain's moment and retry, 0–1. @default Math.random */
   readonly random?: () => number
@@ -66,7 +64,7 @@ export class EventStreams {
 
   constructor (options: EventStreamsOptions) {
     this.#options = options
-    this.#quota = new WaitQuota(options.limits ?? STREAM_LIMITS)
+    this.#quota = options.quota
     this.#random = options.random ?? Math.random
     this.#unsubscribe = options.heads.onHead((head) => this.#rise(head))
   }

@@ -4,9 +4,9 @@ import { clientOf } from './client-identity.js'
 import { routeClass } from '../cache/route-classes.js'
 import type { ChainHeads } from '../chain/heights.js'
 import type { Clock } from '../clock.js'
-import { badRequest, HttpError } from '../errors.js'
+import { badRequest } from '../errors.js'
 import type { HeadFollower } from './head-follower.js'
-import { WaitQuota, type QuotaLimits } from './wait-quota.js'
+import { overCap, type WaitQuota } from './wait-quota.js'
 import { Waiters, type WakeReason } from './waiters.js'
 
 // Long-poll on the latest-state routes (docs/waiting.md): `?afterHeight=H&wait=S` answers once
@@ -21,11 +21,6 @@ export const DEFAULT_WAIT_S = 25
 export const MAX_WAIT_S = 30
 /** The server adds up to wait/JITTER_DIVISOR to each wait, so waits that began together end apart (Consul's wait/16). */
 export const JITTER_DIVISOR = 16
-/** Retry-After of a 429 over the cap, seconds. */
-export const OVER_CAP_RETRY_S = 5
-/** Held long-polls per client and per replica, by default. */
-// Per client is per address: behind a router without trusted proxies that is the router's, so generous.
-export const HELD_LIMITS: QuotaLimits = { perClient: 1024, perReplica: 10_000 }
 
 const WAIT_RULE = `wait must be whole seconds from 0 to ${MAX_WAIT_S} (default ${DEFAULT_WAIT_S})`
 const HEIGHT_RULE = 'afterHeight must be a block height: a whole number from 0 to 999999999999999'
@@ -42,7 +37,8 @@ export interface LongPollOptions {
   readonly heads: ChainHeads
   readonly follower: HeadFollower
   readonly clock: Clock
-  readonly limits?: QuotaLimits | undefined
+  /** The caps of held requests, shared with the event streams (app.ts). */
+  readonly quota: WaitQuota
   /** Held requests changed (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
   /** The jitter's draw, 0–1. @default Math.random */
@@ -83,7 +79,7 @@ class LongPoll {
   constructor (options: LongPollOptions) {
     this.#options = options
     this.waiters = new Waiters(options.clock)
-    this.#quota = new WaitQuota(options.limits ?? HELD_LIMITS)
+    this.#quota = options.quota
     this.#random = options.random ?? Math.random
   }
 
@@ -104,7 +100,7 @@ class LongPoll {
       if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
       const client = waitingClient(request)
       const refused = this.#quota.take(client)
-      if (refused !== undefined) throw new HttpError(429, `too many requests waiting for a block (${refused === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
+      if (refused !== undefined) throw overCap(refused)
       const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
       this.#quota.give(client)
       // A client that left gets no answer built for it (499: nginx's "client closed request").

@@ -1,24 +1,30 @@
-// How many requests that stay open (held long-polls, event streams) one client and the whole
-// replica may have at once (docs/waiting.md). Over either, the next is refused with 429 and a
-// Retry-After: never a hang, and never counted by the load shedding that protects ordinary reads.
+import type { WaitingLimits } from '../config/waiting-settings.js'
+import { HttpError } from '../errors.js'
+
+// How many requests that stay open (held long-polls and event streams, counted together) one
+// client and the whole replica may have at once (EDGE_API_WAITING_PER_CLIENT, EDGE_API_WAITING_MAX;
+// docs/waiting.md). Over either, the next is refused with 429 and a Retry-After: never a hang,
+// and never counted by the load shedding that protects ordinary reads.
 
 /** Which cap refused a request. */
 export type QuotaRefusal = 'client' | 'replica'
 
-export interface QuotaLimits {
-  /** Open at once per client (its address, src/http/waiting-client.ts). */
-  readonly perClient: number
-  /** Open at once on this replica. */
-  readonly perReplica: number
+/** Retry-After of a 429 over a cap, seconds. */
+export const OVER_CAP_RETRY_S = 5
+
+/** The 429 that refuses a request over a cap, saying which. */
+export function overCap (refused: QuotaRefusal): HttpError {
+  const who = refused === 'client' ? 'this client' : 'this replica'
+  return new HttpError(429, `too many requests waiting for the chain (long-polls and event streams together: ${who} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
 }
 
 /** Counts open requests per client and in all; take() before holding one, give() once it ends. */
 export class WaitQuota {
-  readonly #limits: QuotaLimits
+  readonly #limits: WaitingLimits
   readonly #byClient = new Map<string, number>()
   #open = 0
 
-  constructor (limits: QuotaLimits) {
+  constructor (limits: WaitingLimits) {
     this.#limits = limits
   }
 

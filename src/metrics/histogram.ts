@@ -64,6 +64,7 @@ export class Histogram<Label extends string> {
   readonly #bounds: readonly number[]
   readonly #series = new Map<string, { labels: LabelValues<Label>, series: HistogramSeries }>()
   readonly #labelNames: readonly Label[]
+  readonly #byKey = new Map<string, HistogramSeries>()
 
   constructor (options: { name: string, help: string, labelNames: readonly Label[], buckets: readonly number[] }) {
     this.name = options.name
@@ -81,6 +82,19 @@ export class Histogram<Label extends string> {
       this.#series.set(key, entry)
     }
     return entry.series
+  }
+
+  /**
+   * The series of one label set found by `key`, a string the caller makes of them: on the
+   * per-request path a lookup, not a join of the label values.
+   */
+  seriesByKey (key: string, labels: LabelValues<Label>): HistogramSeries {
+    let series = this.#byKey.get(key)
+    if (series === undefined) {
+      series = this.series(labels)
+      this.#byKey.set(key, series)
+    }
+    return series
   }
 
   /** What Registry#metrics() formats (prom-client's own shape for a histogram). */
@@ -113,5 +127,6 @@ export class Histogram<Label extends string> {
   /** Forgets every series (Registry#resetMetrics). */
   reset (): void {
     this.#series.clear()
+    this.#byKey.clear()
   }
 }

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Counter, Registry } from 'prom-client'
+import { counterOf, gaugeReading } from './instruments.js'
 
 // The metrics of requests that wait for the chain (docs/waiting.md): held long-polls, open
 // event streams, the events they were sent and how streams resumed. Part of a service's
@@ -11,16 +12,12 @@ export class WaitingMetrics {
   readonly #streamResumes: Counter<'result'>
 
   constructor (registry: Registry) {
-    const registers = [registry]
-    const read = (name: string, help: string, value: () => number): void => {
-      registry.registerMetric(new Gauge({ name, help, registers: [], collect () { this.set(value()) } }))
-    }
-    read('edge_api_held_requests', 'Long-polls held until a new block or the end of their wait', () => this.#held)
-    read('edge_api_event_streams_open', 'GET /v1/events streams open', () => this.#streamsOpen)
-    this.#eventsSent = new Counter({ name: 'edge_api_events_sent_total', help: 'Events written to /v1/events streams, by event: head, stage, epoch', labelNames: ['event'], registers })
-    for (const event of ['head', 'stage', 'epoch']) this.#eventsSent.inc({ event }, 0)
-    this.#streamResumes = new Counter({ name: 'edge_api_event_stream_resumes_total', help: 'Streams opened from a Last-Event-ID, by result: replayed (from the chain), reset (beyond the replay window)', labelNames: ['result'], registers })
-    for (const result of ['replayed', 'reset']) this.#streamResumes.inc({ result }, 0)
+    gaugeReading(registry, 'edge_api_held_requests', 'Long-polls held until a new block or the end of their wait', () => this.#held)
+    gaugeReading(registry, 'edge_api_event_streams_open', 'GET /v1/events streams open', () => this.#streamsOpen)
+    this.#eventsSent = counterOf(registry, 'edge_api_events_sent_total', 'Events written to /v1/events streams, by event: head, stage, epoch',
+      ['event'], ['head', 'stage', 'epoch'].map((event) => ({ event })))
+    this.#streamResumes = counterOf(registry, 'edge_api_event_stream_resumes_total', 'Streams opened from a Last-Event-ID, by result: replayed (from the chain), reset (beyond the replay window)',
+      ['result'], ['replayed', 'reset'].map((result) => ({ result })))
   }
 
   /** Long-polls held now. */

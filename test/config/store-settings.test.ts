@@ -1,23 +1,11 @@
-import t, { type Test } from 'tap'
-import { loadConfig, type ConfigKey } from '../../src/config.js'
-import { ConfigError } from '../../src/errors.js'
+import t from 'tap'
+import { loadConfig } from '../../src/config.js'
+import { refusal } from '../fixtures/config-refusal.js'
 
 // The shared tier's settings, through loadConfig as the service reads them: values that may
 // hold a secret are refused naming the variable, never repeating the value.
 
 const base = { CHAIN_REST_URL: 'http://node:1317' }
-
-function refusal (t: Test, env: Record<string, string>, variable: ConfigKey, message: RegExp): void {
-  let error: unknown
-  try {
-    loadConfig(env)
-  } catch (err) {
-    error = err
-  }
-  t.ok(error instanceof ConfigError, 'refused with a ConfigError')
-  t.equal((error as ConfigError).variable, variable)
-  t.match((error as ConfigError).message, message)
-}
 
 t.test('EDGE_API_REDIS_URL: redis:// or rediss://, user, password and database allowed; a malformed one refused without showing it', async (t) => {
   for (const url of ['redis://redis:6379', 'rediss://user:s3cret@cache.example:6380/2', 'redis://:s3cret@10.0.0.5', 'redis://[::1]:6379/'] as const) {

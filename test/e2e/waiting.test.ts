@@ -13,9 +13,9 @@ import { until } from '../fixtures/wait.js'
 // block a second. Every stream client sees every height once, in order; no long-poller ever
 // sees a lower height; no request fails; each replica exits 0 within its budget.
 
-// EDGE_API_WAITING_CLIENTS=200 runs the 200 + 200 (measured in docs/waiting.md); the
+// WAITING_TEST_CLIENTS=200 runs the 200 + 200 (measured in docs/waiting.md); the
 // suite's default keeps its share of a shared 2-core machine modest.
-const CLIENTS = Number(process.env.EDGE_API_WAITING_CLIENTS ?? 50)
+const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 50)
 const BUDGET_MS = 20_000
 const ROUTE = '/v1/epochs/latest'
 

@@ -3,6 +3,7 @@ import { eventsAt, type ChainEvent } from '../../src/chain/chain-events.js'
 import { DRAIN_SPREAD_MS, EventStreams, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/http/event-streams.js'
 import type { EventStream } from '../../src/http/event-stream.js'
 import { HeadFollower } from '../../src/http/head-follower.js'
+import { WaitQuota } from '../../src/http/wait-quota.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 function setup (source = { at: async (height: number) => eventsAt(height, undefined) }) {
@@ -13,7 +14,7 @@ function setup (source = { at: async (height: number) => eventsAt(height, undefi
   const follower = new HeadFollower({ poll: async () => {} }, new ManualClock())
   const counts = { opened: 0, closed: 0, sent: [] as ChainEvent[], replayed: 0, reset: 0 }
   const observer = { opened: () => counts.opened++, closed: () => counts.closed++, sent: (e: ChainEvent) => counts.sent.push(e), replayed: () => counts.replayed++, reset: () => counts.reset++ }
-  const streams = new EventStreams({ heads, follower, clock, source, observer, limits: { perClient: 2, perReplica: 3 }, random: () => 0.5 })
+  const streams = new EventStreams({ heads, follower, clock, source, observer, quota: new WaitQuota({ perClient: 2, perReplica: 3 }), random: () => 0.5 })
   return { clock, streams, counts, rise: (h: number) => listeners.forEach((l) => l(h)) }
 }
 async function settled (): Promise<void> {

@@ -1,9 +1,9 @@
-import { request, type IncomingHttpHeaders } from 'node:http'
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
 import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
 import { startMain } from '../fixtures/main-process.js'
+import { getOnOwnConnection as get } from '../fixtures/own-connection-get.js'
 import { Agent, request as undiciRequest } from 'undici'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
@@ -95,7 +95,7 @@ t.test('the wait ends with the current answer, or a 304 for If-None-Match + Pref
 })
 
 t.test('over the cap per client, or per replica, a 429 with Retry-After', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 2, perReplica: 3 } } })
+  const { app, sim } = await buildTestApp(t, { env: { ...CACHE_ON, EDGE_API_WAITING_PER_CLIENT: '2', EDGE_API_WAITING_MAX: '3' } })
   const head = sim.clock.height
   const url = `${ROUTE}?afterHeight=${head}&wait=30`
   const held = [app.inject({ url }), app.inject({ url })]
@@ -145,7 +145,7 @@ t.test('the drain: held through the announce, then every held long-poll answered
 })
 
 t.test('a client that leaves gives its place back at once', async (t) => {
-  const { app, sim } = await buildTestApp(t, { env: CACHE_ON, waiting: { held: { perClient: 1, perReplica: 1 } } })
+  const { app, sim } = await buildTestApp(t, { env: { ...CACHE_ON, EDGE_API_WAITING_PER_CLIENT: '1', EDGE_API_WAITING_MAX: '1' } })
   const server = await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `${server}${ROUTE}?afterHeight=${sim.clock.height}&wait=30`
   const leaving = new AbortController()
@@ -160,17 +160,6 @@ t.test('a client that leaves gives its place back at once', async (t) => {
   sim.clock.advance()
   t.equal((await next).status, 200, 'and taken by the next')
 })
-
-async function get (url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
-  return await new Promise((resolve, reject) => {
-    request(url, { headers, agent: false }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => resolve({ status: res.statusCode as number, headers: res.headers, body }))
-    }).on('error', reject).end()
-  })
-}
 
 t.test('200 waiters at the head are answered soon after the next block, not at the next head poll of a read', async (t) => {
   // The replica as deployed (dist/main.js, its own process), so the clients' own work is not

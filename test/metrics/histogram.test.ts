@@ -1,7 +1,7 @@
 import { Histogram as PromHistogram, Registry, type Metric } from 'prom-client'
 import t from 'tap'
 import { Histogram } from '../../src/metrics/histogram.js'
-import { DURATION_BUCKETS } from '../../src/metrics/registry.js'
+import { DURATION_BUCKETS } from '../../src/metrics/instruments.js'
 
 // Our histogram must read, to Prometheus and to anything that reads prom-client's JSON, exactly
 // as prom-client's own: the dashboards, alerts and recording rules were written against it.
@@ -69,6 +69,21 @@ t.test('resetMetrics forgets every series, as it does prom-client\'s', async (t)
   theirsRegistry.resetMetrics()
   t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics())
   t.notMatch(await oursRegistry.metrics(), '_count')
+})
+
+t.test('a series found by its key is the one of its labels, and is forgotten with every series', async (t) => {
+  const { ours, theirs, oursRegistry, theirsRegistry } = pair()
+  const labels = { method: 'GET', route: '/a', status_code: 200 }
+  ours.seriesByKey('GET 200 /a', labels).observe(1)
+  ours.seriesByKey('GET 200 /a', labels).observe(2)
+  theirs.observe(labels, 1)
+  theirs.observe(labels, 2)
+  t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics())
+  oursRegistry.resetMetrics()
+  theirsRegistry.resetMetrics()
+  ours.seriesByKey('GET 200 /a', labels).observe(3)
+  theirs.observe(labels, 3)
+  t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics(), 'after a reset, a new series')
 })
 
 t.test('a value that is not a finite number is refused, as prom-client refuses it, and counts nowhere', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { REFUSAL_REASONS, SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metrics/labels.js'
-import { DURATION_BUCKETS, Metrics } from '../../src/metrics/registry.js'
+import { DURATION_BUCKETS } from '../../src/metrics/instruments.js'
+import { Metrics } from '../../src/metrics/registry.js'
 import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
 import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
 
@@ -148,18 +149,20 @@ t.test('spans dropped, by reason (tracing on)', async (t) => {
   t.equal(sampleValue(text, 'edge_api_trace_spans_dropped_total', { reason: 'export_failed' }), 512)
 })
 
-t.test('hedged chain reads by result, and the hedges not sent by reason', async (t) => {
+t.test('the one Metrics reports to each family: the refusals\', the cache\'s and the shared tier\'s series are in its scrape', async (t) => {
   const metrics = new Metrics()
-  const before = await metrics.scrape()
-  for (const result of ['won', 'lost', 'failed']) t.equal(sampleValue(before, 'edge_api_chain_hedges_total', { result }), 0, `${result} at 0 from the start`)
-  for (const reason of ['budget', 'overload', 'no_node']) t.equal(sampleValue(before, 'edge_api_chain_hedges_skipped_total', { reason }), 0, `${reason} at 0 from the start`)
-  metrics.hedged('won')
-  metrics.hedged('won')
-  metrics.hedged('lost')
-  metrics.hedgeSkipped('budget')
+  metrics.cacheEvicted()
+  metrics.refused('rate_limit')
+  metrics.sharedStoreState('up')
+  metrics.sharedSubscriptionState('up')
+  metrics.sharedOperation('get', 'ok')
+  metrics.sharedHead('looked')
+  metrics.sharedAnswer('claimed')
   const text = await metrics.scrape()
-  t.equal(sampleValue(text, 'edge_api_chain_hedges_total', { result: 'won' }), 2)
-  t.equal(sampleValue(text, 'edge_api_chain_hedges_total', { result: 'lost' }), 1)
-  t.equal(sampleValue(text, 'edge_api_chain_hedges_skipped_total', { reason: 'budget' }), 1)
-  t.equal(sampleValue(text, 'edge_api_chain_hedges_skipped_total', { reason: 'overload' }), 0)
+  t.equal(sampleValue(text, 'edge_api_cache_evictions_total'), 1)
+  t.equal(sampleValue(text, 'edge_api_refusals_total', { reason: 'rate_limit' }), 1)
+  t.same([sampleValue(text, 'edge_api_shared_store_up'), sampleValue(text, 'edge_api_shared_subscription_up')], [1, 1])
+  t.equal(sampleValue(text, 'edge_api_shared_operations_total', { operation: 'get', result: 'ok' }), 1)
+  t.equal(sampleValue(text, 'edge_api_shared_heads_total', { result: 'looked' }), 1)
+  t.equal(sampleValue(text, 'edge_api_shared_answers_total', { result: 'claimed' }), 1)
 })

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { ConfigError } from '../../src/errors.js'
 import { readTracingSettings, TRACING_VARIABLES } from '../../src/tracing/settings.js'
+import { refusal as configRefusal } from '../fixtures/config-refusal.js'
 import { makeTlsFiles } from '../fixtures/tls-certs.js'
 
 const on = { EDGE_API_OTEL_ENABLED: 'true' }
@@ -10,17 +10,7 @@ function read (env: Record<string, string>) {
   return readTracingSettings(env, [])
 }
 
-function refusal (t: Test, env: Record<string, string>, variable: string, message: RegExp): void {
-  let error: unknown
-  try {
-    read(env)
-  } catch (err) {
-    error = err
-  }
-  t.ok(error instanceof ConfigError, `${JSON.stringify(env)} refused with a ConfigError`)
-  t.equal((error as ConfigError).variable, variable)
-  t.match((error as ConfigError).message, message)
-}
+const refusal = (t: Test, env: Record<string, string>, variable: string, message: RegExp): void => configRefusal(t, env, variable, message, read)
 
 t.test('off by default; EDGE_API_OTEL_ENABLED takes Go\'s boolean values; the other variables are not read when off', async (t) => {
   t.equal(read({}), undefined)

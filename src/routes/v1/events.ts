@@ -4,12 +4,12 @@ import { parseEventId, type EventCursor } from '../../chain/chain-events.js'
 import type { ChainClient } from '../../chain/client.js'
 import { EpochAnchor } from '../../chain/epoch-anchor.js'
 import { ChainEventLog } from '../../chain/event-log.js'
-import { badRequest, HttpError } from '../../errors.js'
+import { badRequest } from '../../errors.js'
 import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
-import { OVER_CAP_RETRY_S, waitingClient } from '../../http/long-poll.js'
-import type { QuotaLimits } from '../../http/wait-quota.js'
+import { waitingClient } from '../../http/long-poll.js'
+import { overCap, type WaitQuota } from '../../http/wait-quota.js'
 
 // GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable
 // on any replica from Last-Event-ID (docs/waiting.md). Registered beside the other /v1 routes,
@@ -21,14 +21,15 @@ const ID_RULE = 'Last-Event-ID (or lastEventId) must be an event id of this stre
 export interface EventsOptions {
   readonly chain: ChainClient
   readonly follower: HeadFollower
-  readonly limits?: QuotaLimits | undefined
+  /** The caps of open streams, shared with the held long-polls (app.ts). */
+  readonly quota: WaitQuota
   readonly metrics?: WaitingMetrics | undefined
 }
 
-export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, limits, metrics }) => {
+export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, quota, metrics }) => {
   const observer = metrics === undefined ? undefined : streamObserver(metrics)
   const log = new ChainEventLog(new EpochAnchor(chain), REPLAY_WINDOW + 100)
-  const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, limits, observer })
+  const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, quota, observer })
   app.addHook('preClose', async () => streams.drain())
   app.addHook('onClose', async () => streams.stop())
 
@@ -45,9 +46,7 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     await chain.heads.latest()
     const head = chain.heads.best
     const stream = streams.open(waitingClient(request), cursor, head)
-    if (typeof stream === 'string') {
-      throw new HttpError(429, `too many event streams open (${stream === 'client' ? 'this client' : 'this replica'} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
-    }
+    if (typeof stream === 'string') throw overCap(stream)
     reply.raw.once('close', () => streams.close(stream))
     // Its headers went out before the drain, without Connection: close: once it has ended, its
     // connection is closed too, or the router would keep it idle and the drain wait for it.

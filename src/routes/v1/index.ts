@@ -6,7 +6,7 @@ import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
 import type { HeadFollower } from '../../http/head-follower.js'
 import { longPoll } from '../../http/long-poll.js'
-import type { QuotaLimits } from '../../http/wait-quota.js'
+import type { WaitQuota } from '../../http/wait-quota.js'
 import type { Shedding } from '../../http/shedding.js'
 import { bls } from './bls.js'
 import { bridge } from './bridge.js'
@@ -41,22 +41,16 @@ export interface V1Options {
   readonly cache?: AnswerCache | undefined
   /** The head poll long-polls share with the event streams (app.ts). */
   readonly follower: HeadFollower
-  /** Caps of held long-polls (src/http/wait-quota.ts); HELD_LIMITS otherwise. */
-  readonly heldLimits?: QuotaLimits | undefined
+  /** The caps of held long-polls, shared with the event streams (src/http/wait-quota.ts). */
+  readonly quota: WaitQuota
   /** Told how many long-polls are held (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
 }
 
-/** Caps of held long-polls and of event streams, when not the defaults. */
-export interface WaitingLimits {
-  readonly held?: QuotaLimits
-  readonly streams?: QuotaLimits
-}
-
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, heldLimits, onHeld }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld }) => {
   await admissionControl(app, shedding, loadShedding, app.fairAdmission)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
-  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, limits: heldLimits, onHeld })
+  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })

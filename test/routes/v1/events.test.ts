@@ -46,7 +46,7 @@ t.test('a bad Last-Event-ID is a 400', async (t) => {
 })
 
 t.test('over the cap a 429 with Retry-After', async (t) => {
-  const { app } = await buildTestApp(t, { waiting: { streams: { perClient: 1, perReplica: 2 } } })
+  const { app } = await buildTestApp(t, { env: { EDGE_API_WAITING_PER_CLIENT: '1', EDGE_API_WAITING_MAX: '2' } })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   const open = await openSse(`${origin}/v1/events`)
   const sameClient = await openSse(`${origin}/v1/events`)
@@ -57,7 +57,7 @@ t.test('over the cap a 429 with Retry-After', async (t) => {
   const refused = await fetch(`${origin}/v1/events`)
   t.equal(refused.status, 429)
   t.equal(refused.headers.get('retry-after'), '5')
-  t.match(((await refused.json()) as { message: string }).message, /too many event streams open \(this replica is at its limit\)/)
+  t.match(((await refused.json()) as { message: string }).message, /too many requests waiting for the chain \(long-polls and event streams together: this replica is at its limit\)/)
   open.close()
   other.close()
 })
