@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { Load } from './lib/load.js'
-import { freePort } from './lib/ports.js'
+import { freePort } from '../harness/ports.js'
 import { cpuMs, startSim } from './lib/servers.js'
 import { median } from './lib/stats.js'
 

@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { request } from 'undici'
-import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../test/fixtures/chain-simulator/data/commits.js'
-import { startChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
+import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../harness/chain-simulator/data/commits.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
 
 const BODY_LIMIT = 32 * 1024 * 1024
 const args = process.argv.slice(2)

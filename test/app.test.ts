@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from './fixtures/app.js'
 import type { Metrics } from '../src/metrics/registry.js'
-import { sampleValue } from './fixtures/prometheus.js'
+import { sampleValue } from '../harness/prometheus.js'
 import { ROUTES } from './fixtures/routes.js'
 
 // The Go service's route contract: 17 public Tier A routes, the edge-only /v1/versions and

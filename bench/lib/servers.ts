@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { Child } from './ipc.js'
-import { freePort } from './ports.js'
+import { freePort } from '../../harness/ports.js'
 
 export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 

@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
 import { round } from '../lib/stats.js'
@@ -18,7 +18,7 @@ import type { Context } from './context.js'
 
 const POLITE = 20
 const POLITE_HZ = 4
-const CLOSED_LOOP = fileURLToPath(new URL('../../test/fixtures/e2e/closed-loop.mjs', import.meta.url))
+const CLOSED_LOOP = fileURLToPath(new URL('../../harness/closed-loop.mjs', import.meta.url))
 
 interface PoliteResult { readonly total: number, readonly ok: number, readonly p99: number }
 

@@ -9,15 +9,15 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
-import { serveMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { serveMain } from '../fixtures/serve-main.js'
 
 const POLITE = 20
 const POLITE_HZ = 4
 const HEAVY_CONNECTIONS = 1024
 const SECONDS = 4
-const CLOSED_LOOP = fileURLToPath(new URL('../fixtures/e2e/closed-loop.mjs', import.meta.url))
+const CLOSED_LOOP = fileURLToPath(new URL('../../harness/closed-loop.mjs', import.meta.url))
 
 t.setTimeout(120_000)
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { REFUSAL_REASONS, SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metrics/labels.js'
 import { DURATION_BUCKETS, Metrics } from '../../src/metrics/registry.js'
 import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
-import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
+import { metricTypes, parseSamples, sampleValue } from '../../harness/prometheus.js'
 
 // The operators' list of metrics: what dashboards and alerts are written against.
 const METRICS_DOC = 'docs/metrics.md'
