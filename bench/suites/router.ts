@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
-import { renderRouterConfig } from '../../harness/router-config.js'
+import { renderLoopbackRouter, renderRouterConfig } from '../../harness/router-config.js'
 import { cpuSplit, pin, TASKSET, type CpuSplit } from '../lib/cpus.js'
 import { Load, type OpenLoopResult } from '../lib/load.js'
 import { freePort } from '../../harness/ports.js'
@@ -86,16 +86,8 @@ export function routerDefaults (): { maxconn: number, queueMs: number, length: n
 export async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>, cpus?: string): Promise<RouterProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()]
   const file = join(dir, `${name}.cfg`)
-  await writeFile(file, renderRouterConfig({
-    EDGE_API_ROUTER_SERVERS: replica,
-    EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
-    EDGE_API_ROUTER_PORT: String(port),
-    EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
-    // The load comes from one address: the per-client limits would measure themselves.
-    EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0',
-    EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0',
-    ...settings
-  }))
+  // The load comes from one address: the per-client limits (off here) would measure themselves.
+  await writeFile(file, renderLoopbackRouter(replica.split(' '), port, metricsPort, settings))
   // Its access log (stdout) goes to a file, read back after each run: never an undrained pipe.
   const logPath = join(dir, `${name.replace(/\W+/g, '-')}.log`)
   const log = await open(logPath, 'w')
