@@ -69,7 +69,7 @@ t.test('every program the tests start is in the README\'s package table and inst
   for (const text of [...testSources('test'), ...testSources('harness')]) {
     for (const m of text.matchAll(/\b(?:spawn|spawnSync|execFile|execFileSync)\('([\w-]+)'/g)) started.add(m[1] as string)
   }
-  t.ok(started.has('haproxy') && started.has('openssl'), `found the programs: ${[...started].sort().join(', ')}`)
+  t.ok(['haproxy', 'redis-server', 'openssl'].every((p) => started.has(p)), `found the programs: ${[...started].sort().join(', ')}`)
   const readme = read('README.md')
   const ci = read('.ci/run')
   for (const program of [...started].filter((p) => !BASE_SYSTEM.has(p)).sort()) {
