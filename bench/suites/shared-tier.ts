@@ -3,8 +3,8 @@
 // compose/router/haproxy.cfg.template (round-robin, as deployed), one chain node with a real
 // node's cost and a block every BLOCK_MS, clients polling /v1/epochs/latest (the hot key) at a
 // fixed offered rate (open loop, bench/lib/open-loop.ts):
-// - without the shared tier (EDGE_API_REDIS_URL unset) against with it (a redis-server this
-//   benchmark starts), the two sides alternating round by round, medians over the rounds: the
+// - without the shared tier (EDGE_API_REDIS_URL unset) against with it (a redis-server,
+//   harness/redis-server.ts, as the tests start it), the two sides alternating round by round, medians over the rounds: the
 //   chain's epoch_info requests per block (the key's chain cost: one per block is the floor),
 //   the head polls per block, and the clients' p99;
 // - the hot path with blocks moving (as on a live chain: each block brings hints, the looks
