@@ -4,9 +4,9 @@
 // node's cost and a block every BLOCK_MS, clients polling /v1/epochs/latest (the hot key) at a
 // fixed offered rate (open loop, bench/lib/open-loop.ts):
 // - without the shared tier (EDGE_API_REDIS_URL unset) against with it (a redis-server,
-//   harness/redis-server.ts, as the tests start it), the two sides alternating round by round, medians over the rounds: the
-//   chain's epoch_info requests per block (the key's chain cost: one per block is the floor),
-//   the head polls per block, and the clients' p99;
+//   harness/redis-server.ts, as the tests start it), the two sides alternating round by round,
+//   medians over the rounds: the chain's epoch_info requests per block (the key's chain cost:
+//   one per block is the floor), the head polls per block, and the clients' p99;
 // - the hot path with blocks moving (as on a live chain: each block brings hints, the looks
 //   they start and one miss per key, and every read in between is a hit): each side's
 //   3-replica router at HIT_RATE, the two runs at the same time (two generators), so both see
