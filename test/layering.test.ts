@@ -108,10 +108,11 @@ t.test('the checks see what they check: a circle and an upward import are found'
 })
 
 // Around src/: harness/ holds the programs both the tests and the benchmarks start (the chain
-// simulator, replicas, the pool behind HAProxy, redis-server), so neither reaches into the
-// other's folder for them: harness/ imports nothing of test/ or bench/, bench/ nothing of test/.
+// simulator, replicas, the pool behind HAProxy, redis-server) and the route catalogue the demo
+// prints, so none reaches into another's folder for them: harness/ imports nothing of test/ or
+// bench/, bench/ and scripts/ nothing of test/.
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const OUT_OF_BOUNDS: ReadonlyArray<readonly [string, readonly string[]]> = [['harness', ['test', 'bench']], ['bench', ['test']]]
+const OUT_OF_BOUNDS: ReadonlyArray<readonly [string, readonly string[]]> = [['harness', ['test', 'bench']], ['bench', ['test']], ['scripts', ['test', 'bench']]]
 
 /** "<file> -> <path>" for each relative import or URL of a file under `dir` that lands in one of `banned`. */
 function reachesInto (dir: string, banned: readonly string[]): string[] {
@@ -127,7 +128,7 @@ function reachesInto (dir: string, banned: readonly string[]): string[] {
   return found
 }
 
-t.test('harness/ and bench/ import nothing of test/ (nor harness/ of bench/)', async (t) => {
+t.test('harness/, bench/ and scripts/ import nothing of test/ (nor harness/ and scripts/ of bench/)', async (t) => {
   for (const [dir, banned] of OUT_OF_BOUNDS) t.same(reachesInto(dir, banned), [], `${dir}/ reaches into none of ${banned.join(', ')}`)
   t.ok(readdirSync(join(ROOT, 'harness')).length > 5, 'the harness is where it is said to be')
 })
