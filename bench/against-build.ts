@@ -5,24 +5,17 @@
 // off, the clock) against the round's base.
 //   git worktree add /tmp/edge-baseline <commit> && (cd /tmp/edge-baseline && npm ci && npm run build)
 //   npx tsx bench/against-build.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8)
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { Load } from './lib/load.js'
-import { freePort } from './lib/ports.js'
-import { cpuMs, startSim } from './lib/servers.js'
+import { cpuMs, startMain, startSim } from './lib/servers.js'
 import { median } from './lib/stats.js'
 
-const sim = await startSim()
-const load = await Load.start()
-async function start (main: string) {
-  const port = await freePort()
-  const child = spawn(process.execPath, [main], { env: { PATH: process.env.PATH, CHAIN_REST_URL: sim.url, EDGE_API_PORT: String(port), EDGE_API_HOST: '127.0.0.1', EDGE_API_DRAIN_ANNOUNCE: '0', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_METRICS_PORT: String(await freePort()) }, stdio: 'ignore' })
-  for (;;) { try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break } catch {} await new Promise((resolve) => setTimeout(resolve, 20)) }
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, stop: async () => { child.kill('SIGKILL'); await once(child, 'exit') } }
-}
 const baselineMain = process.argv[2]
 if (baselineMain === undefined) throw new Error('usage: npx tsx bench/against-build.ts <baseline dist/main.js>')
-const sides = { baseline: await start(baselineMain), current: await start(new URL('../dist/main.js', import.meta.url).pathname) }
+const sim = await startSim()
+const load = await Load.start()
+// Each side's default answer cache (startMain turns it off for benchmarks 1–13).
+const start = async (main?: string) => startMain(sim.url, { EDGE_API_CACHE_SIZE: '64MiB' }, 'ignore', main)
+const sides = { baseline: await start(baselineMain), current: await start() }
 const path = process.env.BPATH ?? '/v1/status'
 const out: Record<string, number[]> = { baseline: [], current: [] }
 const shed: Record<string, number> = { baseline: 0, current: 0 }

@@ -12,7 +12,7 @@
 // Prints Markdown tables.
 import { BalancedPool, RetryAgent, type Dispatcher } from 'undici'
 import { ChainClient } from '../src/chain/client.js'
-import { startChainSimulator, type ChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
+import { startChainSimulator, type ChainSimulator } from '../harness/chain-simulator/simulator.js'
 
 const READ = '/productscience/inference/inference/epoch_info'
 const GATEWAY_500 = '/productscience/inference/inference/models_all'

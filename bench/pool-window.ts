@@ -1,14 +1,14 @@
 // `flock /tmp/edge-heavy.lock npx tsx bench/pool-window.ts [seconds]` (after npm run build):
 // how long after one replica of the pool first serves a new block another replica can still
 // serve the block before it (issue 34: "never backwards across the pool … within a stated
-// bound for requests a few milliseconds apart"). The pool of test/fixtures/e2e/pool.ts (three
+// bound for requests a few milliseconds apart"). The pool of harness/pool.ts (three
 // replicas of dist/main.js, two chain nodes one block apart, a block a second), without and
 // with the shared tier, alternating. One client per replica reads /v1/epochs/latest from it
 // directly, one read after the other, and every answer's time and X-Block-Height is kept.
 // For each block H: from the first answer at H anywhere, the last answer below H anywhere
 // after it; the gap is the window in which a client moving between replicas could go back.
 import { Agent, request } from 'undici'
-import { LATEST_EPOCH_PATH, startPool } from '../test/fixtures/e2e/pool.js'
+import { LATEST_EPOCH_PATH, startPool } from '../harness/pool.js'
 
 interface Read { readonly at: number, readonly height: number }
 

@@ -1,10 +1,10 @@
 // `flock /tmp/edge-heavy.lock npx tsx bench/shared-tier.ts [seconds]`: issue 34's pool with
-// and without the shared tier, side by side (test/fixtures/e2e/pool.ts): three replicas of
+// and without the shared tier, side by side (harness/pool.ts): three replicas of
 // dist/main.js behind HAProxy, two chain nodes one block apart, a block a second, twelve
 // pollers of /v1/epochs/latest, each on its own connection (the store with a password and
 // signed answers, as shipped). Rounds alternate which side goes first; each
 // prints reads backwards and epoch_info requests per block (BENCHMARKS.md, "Shared tier").
-import { poll, startPool } from '../test/fixtures/e2e/pool.js'
+import { poll, startPool } from '../harness/pool.js'
 
 async function main (): Promise<void> {
   const seconds = Number(process.argv[2] ?? 25)

@@ -4,14 +4,13 @@
 // Each run starts `node <dist>/main.js` over a chain simulator, verifies one small block (the
 // worker thread is started), then posts two 31 MiB bodies (a 100-validator block padded with
 // transactions) at once and reads VmHWM, the peak RSS, from /proc.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { request } from 'undici'
-import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../test/fixtures/chain-simulator/data/commits.js'
-import { startChainSimulator } from '../test/fixtures/chain-simulator/simulator.js'
+import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../harness/chain-simulator/data/commits.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
+import { spawnMain } from '../harness/main-process.js'
 
 const BODY_LIMIT = 32 * 1024 * 1024
 const args = process.argv.slice(2)
@@ -40,17 +39,9 @@ async function post (origin: string, body: string): Promise<number> {
 
 async function run (dist: string): Promise<{ before: number, peak: number, statuses: number[] }> {
   const sim = await startChainSimulator()
-  const child = spawn(process.execPath, [`${dist}/main.js`], {
-    env: { PATH: process.env.PATH, CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  let port = 0
-  for await (const line of createInterface({ input: child.stdout })) {
-    const entry = JSON.parse(line) as { msg: string, port?: number }
-    if (entry.msg === 'listening') { port = entry.port as number; break }
-  }
-  child.stdout.resume()
-  const origin = `http://127.0.0.1:${port}`
+  const main = spawnMain({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, { stderr: 'inherit', main: `${dist}/main.js` })
+  const { child } = main
+  const origin = `http://127.0.0.1:${await main.port()}`
   try {
     // (The landed code of issue 16 answers 499 over a socket, but parses the bodies all the same.)
     await post(origin, small)

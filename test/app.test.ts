@@ -1,8 +1,8 @@
 import t from 'tap'
 import { buildTestApp } from './fixtures/app.js'
 import type { Metrics } from '../src/metrics/registry.js'
-import { sampleValue } from './fixtures/prometheus.js'
-import { ROUTES } from './fixtures/routes.js'
+import { sampleValue } from '../harness/prometheus.js'
+import { ROUTES } from '../harness/routes.js'
 
 // The Go service's route contract: 17 public Tier A routes, the edge-only /v1/versions and
 // the 4 optional CPU-heavy routes (documented always; served when exposed, 403 otherwise),

@@ -9,9 +9,9 @@ import { BUILD_INFO_FILE, loadBuildInfo, type BuildInfo } from '../src/build-inf
 import { loadConfig } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
 import { startService } from '../src/service.js'
-import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
-import { LogLines } from './fixtures/log-lines.js'
-import { sampleValue } from './fixtures/prometheus.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
+import { LogLines } from '../harness/log-lines.js'
+import { sampleValue } from '../harness/prometheus.js'
 
 // The build identity as the image gets it: the Dockerfile's own RUN line (read from the
 // Dockerfile, run with /bin/sh as `docker build` runs it, its build arguments in the

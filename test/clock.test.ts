@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { pause, REAL_CLOCK, type AfterOptions } from '../src/clock.js'
 import { ManualClock } from './fixtures/manual-clock.js'
-import { until } from './fixtures/wait.js'
+import { until } from '../harness/wait.js'
 
 t.test('the real clock: monotonic ms, a timer that fires once, and one that is cancelled', async (t) => {
   const before = REAL_CLOCK.now()

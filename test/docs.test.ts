@@ -43,7 +43,7 @@ t.test('every link between the documents leads to a file, and to a heading in it
 t.test('nothing cites the product specification or the research notes, documents outside the repository', async (t) => {
   // Spelled in pieces, so that this file does not cite them itself.
   const citation = new RegExp(`${['SPEC', '§'].join(' ')}|${['shared', 'reference'].join('/')}`)
-  const files = ['src', 'test', 'bench', 'scripts', 'docs', 'compose', 'kubernetes']
+  const files = ['src', 'test', 'harness', 'bench', 'scripts', 'docs', 'compose', 'kubernetes']
     .flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile() && /\.(ts|md|ya?ml|cfg|template|sh)$/.test(e.name))
       .map((e) => relative(ROOT, join(e.parentPath, e.name))))
@@ -52,8 +52,8 @@ t.test('nothing cites the product specification or the research notes, documents
   t.ok(files.length > 100, `${files.length} files read`)
 })
 
-// The programs the tests start: each is named in the README's package table and checked,
-// installed when missing, by .ci/run. One added to a test without the
+// The programs the tests start, themselves or through harness/: each is named in the README's
+// package table and checked, installed when missing, by .ci/run. One added to a test without the
 // other two fails here. sh and mkfifo are the base system's; kubectl is optional (its test skips).
 const BASE_SYSTEM = new Set(['sh', 'mkfifo'])
 const OPTIONAL = new Set(['kubectl'])
@@ -66,10 +66,10 @@ function testSources (dir: string): string[] {
 
 t.test('every program the tests start is in the README\'s package table and installed by .ci/run', async (t) => {
   const started = new Set<string>()
-  for (const text of testSources('test')) {
+  for (const text of [...testSources('test'), ...testSources('harness')]) {
     for (const m of text.matchAll(/\b(?:spawn|spawnSync|execFile|execFileSync)\('([\w-]+)'/g)) started.add(m[1] as string)
   }
-  t.ok(started.has('haproxy') && started.has('openssl'), `found the programs: ${[...started].sort().join(', ')}`)
+  t.ok(['haproxy', 'redis-server', 'openssl'].every((p) => started.has(p)), `found the programs: ${[...started].sort().join(', ')}`)
   const readme = read('README.md')
   const ci = read('.ci/run')
   for (const program of [...started].filter((p) => !BASE_SYSTEM.has(p)).sort()) {

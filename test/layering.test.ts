@@ -106,3 +106,29 @@ t.test('the checks see what they check: a circle and an upward import are found'
   t.ok(graph.get('chain/heights.ts')?.includes('chain/types.ts'), 'the graph reads type-only imports')
   t.ok(graph.get('service.ts')?.includes('metrics/registry.ts'), 'and import()')
 })
+
+// Around src/: harness/ holds the programs both the tests and the benchmarks start (the chain
+// simulator, replicas, the pool behind HAProxy, redis-server) and the route catalogue the demo
+// prints, so none reaches into another's folder for them: harness/ imports nothing of test/ or
+// bench/, bench/ and scripts/ nothing of test/.
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const OUT_OF_BOUNDS: ReadonlyArray<readonly [string, readonly string[]]> = [['harness', ['test', 'bench']], ['bench', ['test']], ['scripts', ['test', 'bench']]]
+
+/** "<file> -> <path>" for each relative import or URL of a file under `dir` that lands in one of `banned`. */
+function reachesInto (dir: string, banned: readonly string[]): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.(ts|mjs)$/.test(entry.name)) continue
+    const file = join(entry.parentPath, entry.name)
+    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/'(\.{1,2}\/[^']*)'/g)) {
+      const target = relative(ROOT, join(dirname(file), specifier as string))
+      if (banned.includes(target.split('/')[0] as string)) found.push(`${relative(ROOT, file)} -> ${target}`)
+    }
+  }
+  return found
+}
+
+t.test('harness/, bench/ and scripts/ import nothing of test/ (nor harness/ and scripts/ of bench/)', async (t) => {
+  for (const [dir, banned] of OUT_OF_BOUNDS) t.same(reachesInto(dir, banned), [], `${dir}/ reaches into none of ${banned.join(', ')}`)
+  t.ok(readdirSync(join(ROOT, 'harness')).length > 5, 'the harness is where it is said to be')
+})

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import t from 'tap'
 import { closeDestination, createLogger } from '../src/logger.js'
-import { LogLines } from './fixtures/log-lines.js'
+import { LogLines } from '../harness/log-lines.js'
 
 t.test('writes pino JSON lines with the level, service and an ISO time; redacts credentials', async (t) => {
   const { lines, stream } = new LogLines()

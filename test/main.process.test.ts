@@ -3,11 +3,11 @@ import { connect, createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { Pool } from 'undici'
-import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
-import { freePorts } from './fixtures/e2e/replica.js'
-import { startMain } from './fixtures/main-process.js'
-import { sampleValue } from './fixtures/prometheus.js'
-import { until } from './fixtures/wait.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
+import { freePorts } from '../harness/ports.js'
+import { startMain } from '../harness/main-process.js'
+import { sampleValue } from '../harness/prometheus.js'
+import { until } from '../harness/wait.js'
 
 // Each case boots a real child process (dist/main.js) of its own, on its own ports, and
 // mostly waits: for the boot, a drain window, an exit. So the cases run side by side, but

@@ -2,7 +2,7 @@ import t from 'tap'
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../src/errors.js'
 import { ChainClient } from '../src/chain/client.js'
 import { PROBE_PATH, Readiness, type ChainProber } from '../src/readiness.js'
-import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
 import { startChain } from './fixtures/chain.js'
 import { ManualClock } from './fixtures/manual-clock.js'
 

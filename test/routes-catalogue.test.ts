@@ -2,9 +2,9 @@ import t from 'tap'
 import { routesFor } from '../scripts/compat/routes.js'
 import { buildTestApp } from './fixtures/app.js'
 import { codes, markdownTable, repoFile } from './fixtures/markdown.js'
-import { matches, ROUTES } from './fixtures/routes.js'
+import { matches, ROUTES } from '../harness/routes.js'
 
-// The route catalogue (test/fixtures/routes.ts) against what serves the routes and every
+// The route catalogue (harness/routes.ts) against what serves the routes and every
 // copy of the list: a route added to one and not the other fails here, naming the copy.
 // test/app.test.ts checks it against the OpenAPI document; the demo prints its examples.
 

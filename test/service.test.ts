@@ -9,11 +9,11 @@ import { loadConfig } from '../src/config.js'
 import { ListenError } from '../src/errors.js'
 import { createLogger } from '../src/logger.js'
 import { buildService, startService } from '../src/service.js'
-import { startChainSimulator } from './fixtures/chain-simulator/simulator.js'
-import { builtMain } from './fixtures/dist-main.js'
-import { LogLines } from './fixtures/log-lines.js'
-import { NOT_MEASURED } from './fixtures/main-process.js'
-import { sampleValue } from './fixtures/prometheus.js'
+import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
+import { builtMain } from '../harness/dist-main.js'
+import { LogLines } from '../harness/log-lines.js'
+import { NOT_MEASURED } from '../harness/main-process.js'
+import { sampleValue } from '../harness/prometheus.js'
 
 async function simulator (t: Test) {
   const sim = await startChainSimulator()

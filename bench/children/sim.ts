@@ -1,6 +1,6 @@
-// The chain simulator (test/fixtures) in its own process, with its knobs and counters
+// The chain simulator (harness/chain-simulator) in its own process, with its knobs and counters
 // reachable over IPC.
-import { startChainSimulator } from '../../test/fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { serveCommands } from '../lib/ipc.js'
 
 const sim = await startChainSimulator()

@@ -1,13 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
+import { DIST_MAIN } from '../../harness/dist-main.js'
+import { spawnMain } from '../../harness/main-process.js'
+import { freePort } from '../../harness/ports.js'
 import { Child } from './ipc.js'
-import { freePort } from './ports.js'
-
-export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 
 /** A server under test: where to send requests, its pid (for RSS) and how to stop it. */
 export interface Server {
@@ -75,7 +73,7 @@ export async function startEdgeApp (chainUrl: string, coalesce = true, shedding:
   return { url: `http://127.0.0.1:${child.ready.port}`, pid: child.pid, label, stop: () => child.stop() }
 }
 
-export const hasMain = (): boolean => existsSync(MAIN_JS)
+export const hasMain = (): boolean => existsSync(DIST_MAIN)
 
 export interface MainProcess extends Server {
   readonly child: ChildProcess
@@ -87,67 +85,64 @@ export interface MainProcess extends Server {
 }
 
 /**
- * The real thing: `node dist/main.js` (or another build's `main`), configured through its
- * environment; its log goes to `stdout` (a file descriptor) or nowhere.
+ * The real thing: `node dist/main.js` (or another build's `main`), started as the tests start
+ * it (harness/main-process.ts) and configured through its environment; its log goes to
+ * `stdout` (a file descriptor) or nowhere, never to a pipe this process would have to read.
  */
-export async function startMain (chainUrl: string, env: Record<string, string> = {}, stdout: 'ignore' | number = 'ignore', main: string = MAIN_JS): Promise<MainProcess> {
+export async function startMain (chainUrl: string, env: Record<string, string> = {}, stdout: 'ignore' | number = 'ignore', main?: string): Promise<MainProcess> {
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(process.execPath, [main], {
-    env: {
-      ...process.env,
-      CHAIN_REST_URL: chainUrl,
-      EDGE_API_PORT: String(port),
-      EDGE_API_HOST: '127.0.0.1',
-      EDGE_API_DRAIN_ANNOUNCE: '0',
-      EDGE_API_LOG_LEVEL: 'warn',
-      // Metrics on, as deployed, on a port of its own: several may run at once.
-      EDGE_API_METRICS_PORT: String(await freePort()),
-      // Benchmarks 1–13 measure the path below the answer cache (a request that reaches the
-      // chain, or costs what one does): with the cache on (the default), their repeated reads
-      // would be hits. Benchmark 14 measures the cache and sets it on and off itself.
-      EDGE_API_CACHE_SIZE: '0',
-      ...env
-    },
-    stdio: ['ignore', stdout, 'inherit']
-  })
-  const exited = once(child, 'exit').then(([code, signal]) => ({
-    code: code as number | null, signal: signal as NodeJS.Signals | null, at: performance.now()
-  }))
+  const { child, exited } = spawnMain({
+    CHAIN_REST_URL: chainUrl,
+    EDGE_API_PORT: String(port),
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    EDGE_API_LOG_LEVEL: 'warn',
+    // Metrics on, as deployed, on a port of its own: several may run at once.
+    EDGE_API_METRICS_PORT: String(await freePort()),
+    // Benchmarks 1–13 measure the path below the answer cache (a request that reaches the
+    // chain, or costs what one does): with the cache on (the default), their repeated reads
+    // would be hits. Benchmark 14 measures the cache and sets it on and off itself.
+    EDGE_API_CACHE_SIZE: '0',
+    ...env
+  }, { stdout, stderr: 'inherit', ...(main === undefined ? {} : { main }) })
   const url = `http://127.0.0.1:${port}`
-  // Polled every 2 ms: the process has no other way to say "I answer now" without a log parser.
-  const deadline = started + 30_000
-  let startMs = Number.NaN
-  let startCpuMs = Number.NaN
-  while (performance.now() < deadline && child.exitCode === null) {
-    try {
-      const res = await request(`${url}/healthz`, { reset: true })
-      await res.body.dump()
-      if (res.statusCode === 200) {
-        startMs = performance.now() - started
-        startCpuMs = await cpuMs(child.pid as number)
-        break
-      }
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-  if (Number.isNaN(startMs)) {
+  const answered = await firstHealthz(url, child)
+  if (answered === undefined) {
     child.kill('SIGKILL')
-    throw new Error(`${main} did not answer /healthz within 30 s`)
+    throw new Error(`${main ?? 'dist/main.js'} did not answer /healthz within 30 s`)
   }
   return {
     url,
     pid: child.pid as number,
     label: 'edge-api (dist/main.js)',
     child,
-    startMs,
-    startCpuMs,
+    startMs: answered - started,
+    startCpuMs: await cpuMs(child.pid as number),
     exited,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
     }
   }
+}
+
+/**
+ * When (performance.now()) `url` first answered /healthz 200, polled every 2 ms: the process
+ * has no other way to say "I answer now" but its log, and the log goes to a file or nowhere.
+ * Undefined when the process exited or 30 s passed first.
+ */
+async function firstHealthz (url: string, child: ChildProcess): Promise<number | undefined> {
+  const deadline = performance.now() + 30_000
+  while (performance.now() < deadline && child.exitCode === null) {
+    try {
+      const res = await request(`${url}/healthz`, { reset: true })
+      await res.body.dump()
+      if (res.statusCode === 200) return performance.now()
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  return undefined
 }
 
 /** utime + stime of a process, from /proc (Linux), in milliseconds. */

@@ -1,6 +1,6 @@
 // Benchmark 2: a chain-backed read through edge-api against the same read sent straight to
 // the chain simulator; then one hot key at high concurrency, coalescing on against off.
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import { alternate, med } from '../lib/rounds.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startEdge, startEdgeApp } from '../lib/servers.js'

@@ -5,12 +5,10 @@
 // shedding at its default target, the chain 5 ms away). This build against another build (the
 // round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side.
 // Through the router the replica tells clients apart only with EDGE_API_TRUSTED_PROXIES.
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { startHeavyClient, type HeavyTotals } from '../../harness/heavy-client.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
 import { round } from '../lib/stats.js'
@@ -18,7 +16,6 @@ import type { Context } from './context.js'
 
 const POLITE = 20
 const POLITE_HZ = 4
-const CLOSED_LOOP = fileURLToPath(new URL('../../test/fixtures/e2e/closed-loop.mjs', import.meta.url))
 
 interface PoliteResult { readonly total: number, readonly ok: number, readonly p99: number }
 
@@ -48,18 +45,11 @@ async function politeClients (origin: string, seconds: number): Promise<PoliteRe
   return { total: statuses.length, ok: statuses.filter((s) => s >= 200 && s < 300).length, p99: sorted[Math.floor(sorted.length * 0.99)] ?? Number.NaN }
 }
 
-interface Heavy { readonly byStatus: Record<string, number>, readonly perSecond: number }
-
-async function besideHeavy (origin: string, connections: number, seconds: number): Promise<{ polite: PoliteResult, heavy: Heavy }> {
-  const child = spawn(process.execPath, [CLOSED_LOOP, origin, '127.0.0.2', String(connections), String(seconds + 1)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  // Listened for at once: the child may be done before the polite clients are.
-  const exited = once(child, 'exit')
-  let out = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+async function besideHeavy (origin: string, connections: number, seconds: number): Promise<{ polite: PoliteResult, heavy: HeavyTotals }> {
+  const heavy = startHeavyClient(origin, '127.0.0.2', connections, seconds + 1)
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const polite = await politeClients(origin, seconds - 1)
-  await exited
-  return { polite, heavy: JSON.parse(out) as Heavy }
+  return { polite, heavy: await heavy.totals }
 }
 
 export async function fairness (ctx: Context): Promise<SuiteResult> {

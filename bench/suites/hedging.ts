@@ -4,8 +4,8 @@
 // EDGE_API_HEDGE=10%) and off, and the baseline: hedging on, no slow node. Open loop on
 // loopback (no coordinated omission) at a fixed rate, sides alternating each round; client
 // p50/p99 and chain requests per answer (both nodes together), medians over rounds.
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
-import { freePort } from '../lib/ports.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { freePort } from '../../harness/ports.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain, startSim, type Server } from '../lib/servers.js'
 import { median, ms, ratio, round } from '../lib/stats.js'

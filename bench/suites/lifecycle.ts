@@ -2,7 +2,7 @@
 // SIGTERM with no balancer in front (announce 0): idle keep-alive connections must not hold
 // it, and an in-flight request holds it only until it is answered.
 import { Pool, request } from 'undici'
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { hasMain, startMain } from '../lib/servers.js'
 import { median, ms } from '../lib/stats.js'

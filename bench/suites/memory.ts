@@ -1,7 +1,7 @@
 // Benchmark 6: resident memory under sustained load on a chain-backed route, and whether it
 // keeps growing once warm (a leak would: coalescing maps, in-flight sets, sockets).
 import { readFile } from 'node:fs/promises'
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import type { LoadResult } from '../lib/load.js'
 import type { SuiteResult } from '../lib/report.js'
 import { startEdge } from '../lib/servers.js'

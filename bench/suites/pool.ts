@@ -1,7 +1,7 @@
 // Optional benchmark 7 (`--only=7`): the chain client's undici Pool tuning, side by side.
 // Coalescing and load shedding are off, and the run cycles through every account, so each
 // client request is one chain request and the pool is what is measured.
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { alternate, med, type Contender } from '../lib/rounds.js'
 import { startEdgeApp, type Server } from '../lib/servers.js'

@@ -11,17 +11,16 @@
 //   measured through the router, the two sides alternating, medians over the rounds.
 // CPU_SPLIT (below) can pin the replica to one CPU and HAProxy and the load generator to
 // another; capacity is always measured in the same layout as the load steps.
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { PARTICIPANTS } from '../../test/fixtures/chain-simulator/data/participants.js'
-import { renderRouterConfig } from '../../test/fixtures/deploy/router.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { Router } from '../../harness/haproxy.js'
+import { freePorts } from '../../harness/ports.js'
+import { renderRouterConfig } from '../../harness/router-config.js'
 import { cpuSplit, pin, TASKSET, type CpuSplit } from '../lib/cpus.js'
 import { Load, type OpenLoopResult } from '../lib/load.js'
-import { freePort } from '../lib/ports.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
 import { median, ms, percentile, ratio, round } from '../lib/stats.js'
@@ -83,68 +82,31 @@ export function routerDefaults (): { maxconn: number, queueMs: number, length: n
   return { maxconn: Number(maxconn), queueMs: Number(queueMs), length: Number(length) }
 }
 
+/**
+ * HAProxy in front of `replica` (space-separated host:port), started as the tests start it
+ * (harness/haproxy.ts), its access log to a file in `dir` read back after each run, under
+ * taskset when `cpus` is given; resolves once a request through it is answered.
+ */
 export async function startRouter (dir: string, name: string, replica: string, settings: Record<string, string>, cpus?: string): Promise<RouterProcess> {
-  const [port, metricsPort] = [await freePort(), await freePort()]
-  const file = join(dir, `${name}.cfg`)
-  await writeFile(file, renderRouterConfig({
-    EDGE_API_ROUTER_SERVERS: replica,
-    EDGE_API_ROUTER_ADDRESS: '127.0.0.1',
-    EDGE_API_ROUTER_PORT: String(port),
-    EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
-    // The load comes from one address: the per-client limits would measure themselves.
-    EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0',
-    EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0',
-    ...settings
-  }))
-  // Its access log (stdout) goes to a file, read back after each run: never an undrained pipe.
-  const logPath = join(dir, `${name.replace(/\W+/g, '-')}.log`)
-  const log = await open(logPath, 'w')
+  const [port, metricsPort] = await freePorts(2) as [number, number]
   // Started under taskset, HAProxy sees one CPU and runs one thread (nbthread defaults to the CPUs it may use).
-  const command = ['haproxy', '-f', file, '-db']
-  const child = cpus === undefined
-    ? spawn('haproxy', command.slice(1), { stdio: ['ignore', log.fd, 'ignore'] })
-    : spawn(TASKSET, ['-c', cpus, ...command], { stdio: ['ignore', log.fd, 'ignore'] })
-  let offset = 0
-  let partial = ''
-  const exited = once(child, 'exit')
-  const url = `http://127.0.0.1:${port}`
+  const router = new Router(replica.split(' '), port, metricsPort, settings, {
+    logFile: join(dir, `${name.replace(/\W+/g, '-')}.log`),
+    ...(cpus === undefined ? {} : { under: [TASKSET, '-c', cpus] })
+  })
   for (let i = 0; ; i++) {
     try {
-      const res = await request(`${url}/v1/status`, { reset: true })
+      const res = await request(`${router.url}/v1/status`, { reset: true })
       await res.body.dump()
       if (res.statusCode === 200) break
     } catch {}
     if (i >= 200) {
-      child.kill('SIGKILL')
-      throw new Error(`haproxy (${name}) did not answer through ${url} within 10 s`)
+      await router.stop()
+      throw new Error(`haproxy (${name}) did not answer through ${router.url} within 10 s: ${router.stderr}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  return {
-    url,
-    label: name,
-    newLog: async () => {
-      const reader = await open(logPath, 'r')
-      try {
-        const { size } = await reader.stat()
-        const buffer = Buffer.alloc(size - offset)
-        await reader.read(buffer, 0, buffer.length, offset)
-        offset = size
-        const lines = (partial + buffer.toString('utf8')).split('\n')
-        partial = lines.pop() ?? ''
-        return lines
-      } finally {
-        await reader.close()
-      }
-    },
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-      await log.close()
-    }
-  }
+  return { url: router.url, label: name, newLog: async () => router.newLog(), stop: async () => router.stop() }
 }
 
 interface Knee { readonly n: number, readonly x: number, readonly r: number, readonly p50: number }

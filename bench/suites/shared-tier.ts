@@ -3,10 +3,10 @@
 // compose/router/haproxy.cfg.template (round-robin, as deployed), one chain node with a real
 // node's cost and a block every BLOCK_MS, clients polling /v1/epochs/latest (the hot key) at a
 // fixed offered rate (open loop, bench/lib/open-loop.ts):
-// - without the shared tier (EDGE_API_REDIS_URL unset) against with it (a redis-server this
-//   benchmark starts), the two sides alternating round by round, medians over the rounds: the
-//   chain's epoch_info requests per block (the key's chain cost: one per block is the floor),
-//   the head polls per block, and the clients' p99;
+// - without the shared tier (EDGE_API_REDIS_URL unset) against with it (a redis-server,
+//   harness/redis-server.ts, as the tests start it), the two sides alternating round by round,
+//   medians over the rounds: the chain's epoch_info requests per block (the key's chain cost:
+//   one per block is the floor), the head polls per block, and the clients' p99;
 // - the hot path with blocks moving (as on a live chain: each block brings hints, the looks
 //   they start and one miss per key, and every read in between is a hit): each side's
 //   3-replica router at HIT_RATE, the two runs at the same time (two generators), so both see
@@ -15,16 +15,14 @@
 // Whether the build has the tier at all is read from the replica's metrics
 // (edge_api_shared_*) and the store's key count: a build without it ignores the variable,
 // and the rows say so.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { connect } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { Load, notOk, okAnswers, type OpenLoopResult } from '../lib/load.js'
-import { freePort } from '../lib/ports.js'
+import { freePort } from '../../harness/ports.js'
+import { RedisServer } from '../../harness/redis-server.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { cpuMs, startMain, type MainProcess } from '../lib/servers.js'
 import { median, ms, ratio, round } from '../lib/stats.js'
@@ -75,7 +73,7 @@ export async function sharedTier (ctx: Context): Promise<SuiteResult> {
     loadAverageAtStart: loadavg().map((v) => round(v, 2))
   }
   const dir = await mkdtemp(join(tmpdir(), 'edge-api-shared-tier-'))
-  const store = await startRedis()
+  const store = await RedisServer.start()
   const replicas: Record<Side, MainProcess[]> = { local: [], shared: [] }
   const metricsPorts: Record<Side, number[]> = { local: [], shared: [] }
   const routers = new Map<string, RouterProcess>()
@@ -239,63 +237,14 @@ async function cacheResults (origin: string): Promise<string[]> {
   return out
 }
 
-interface Redis {
-  readonly url: string
-  /** The number of keys in the store (DBSIZE). */
-  keys (): Promise<number>
-  stop (): Promise<void>
-}
-
-/** A redis-server of this benchmark's own: loopback, a free port, nothing persisted, its log discarded. */
-async function startRedis (): Promise<Redis> {
-  const port = await freePort()
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  const exited = once(child, 'exit')
-  const keys = async (): Promise<number> => Number(/^:(\d+)/.exec(await command(port, 'DBSIZE'))?.[1])
-  for (let i = 0; ; i++) {
-    try {
-      if ((await command(port, 'PING')).startsWith('+PONG')) break
-    } catch {}
-    if (i >= 100) {
-      child.kill('SIGKILL')
-      throw new Error(`redis-server did not answer on port ${port} within 5 s`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    keys,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-    }
-  }
-}
-
-/** One inline command to a Redis server, its first reply line. */
-async function command (port: number, line: string): Promise<string> {
-  const socket = connect(port, '127.0.0.1')
-  try {
-    socket.setEncoding('utf8')
-    await once(socket, 'connect')
-    socket.write(`${line}\r\n`)
-    const [reply] = await once(socket, 'data') as [string]
-    return reply
-  } finally {
-    socket.destroy()
-  }
-}
-
 /** Whether the replicas given EDGE_API_REDIS_URL used it: an edge_api_shared_* metric, or keys in the store. */
-async function tierSeen (metricsPorts: readonly number[], store: Redis): Promise<{ active: boolean, metrics: boolean, keys: number }> {
+async function tierSeen (metricsPorts: readonly number[], store: RedisServer): Promise<{ active: boolean, metrics: boolean, keys: number }> {
   let metrics = false
   for (const port of metricsPorts) {
     const res = await request(`http://127.0.0.1:${port}/metrics`)
     if ((await res.body.text()).includes('edge_api_shared_')) metrics = true
   }
-  const keys = await store.keys()
+  const keys = await (await store.admin()).dbSize()
   return { active: metrics || keys > 0, metrics, keys }
 }
 

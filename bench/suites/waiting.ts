@@ -4,7 +4,7 @@
 // head poll's FOLLOW_MS is part of it).
 import { readFile } from 'node:fs/promises'
 import { Agent, request } from 'undici'
-import { startChainSimulator } from '../../test/fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import type { SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
 import { percentile, round } from '../lib/stats.js'

@@ -1,12 +1,12 @@
 import t, { type Test } from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { AnswerCache, type CachedAnswer, type PoolAnswers } from '../../src/cache/answer-cache.js'
 import { tagOf } from '../../src/cache/conditional.js'
 import { parseByteSize } from '../../src/byte-size.js'
-import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
+import { SIGNED_BASE } from '../../harness/chain-simulator/data/commits.js'
 
 const HOT_ROUTES = ['/v1/epochs/current/participants', '/v1/epochs/latest', '/v1/participants', '/v1/models', '/v1/pricing']
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { COMPLETED_REQUEST_ID } from '../fixtures/chain-simulator/data/bls.js'
-import { POC_START } from '../fixtures/chain-simulator/data/epochs.js'
+import { COMPLETED_REQUEST_ID } from '../../harness/chain-simulator/data/bls.js'
+import { POC_START } from '../../harness/chain-simulator/data/epochs.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { canonicalValue } from '../../src/cache/answer-key.js'
 

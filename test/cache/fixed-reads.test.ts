@@ -2,8 +2,8 @@ import t from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { isFixedRead } from '../../src/cache/route-classes.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 
 // The chain reads a height decides once and for all (a block, a validator set, a store query
 // at a given height) are kept with the answers: a later answer at a later head reads them

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 import { startChainNodes as nodes } from '../fixtures/chain.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { MIN_HEIGHT_ABSURD_FACTOR, MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_MAX_WAITERS, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'

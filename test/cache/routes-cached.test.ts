@@ -2,11 +2,11 @@ import t from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ROUTE_CLASSES } from '../../src/cache/route-classes.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { matches, ROUTES } from '../fixtures/routes.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { matches, ROUTES } from '../../harness/routes.js'
 
 // Every route with the answer cache at its default (on), against the same route with it off
-// (as every other route test runs, test/fixtures/cache-off.ts): the same answers, a second
+// (as every other route test runs, harness/cache-off.ts): the same answers, a second
 // read from the cache, and readiness as before.
 
 // An empty value is the default, as loadConfig reads the environment.

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire'
 import { activeParticipantsKey, decodeActiveParticipants } from '../../src/chain/active-participants.js'
-import { ACTIVE_PARTICIPANTS, encodeActiveParticipants, EXTREME_PARTICIPANTS, storeKey } from '../fixtures/chain-simulator/data/epochs.js'
+import { ACTIVE_PARTICIPANTS, encodeActiveParticipants, EXTREME_PARTICIPANTS, storeKey } from '../../harness/chain-simulator/data/epochs.js'
 
 t.test('the store key is the prefix, the epoch as 8 big-endian bytes, then "/"', async (t) => {
   t.equal(Buffer.from(activeParticipantsKey(42n)).toString('hex'), Buffer.concat([

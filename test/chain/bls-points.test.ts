@@ -1,7 +1,7 @@
 import t from 'tap'
 import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
 import { g1Uncompressed128, g2Uncompressed256 } from '../../src/chain/bls-points.js'
-import { FINAL_MESSAGE, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, G2_NOT_ON_CURVE, GROUP_PUBLIC_KEY, GROUP_SECRET, VALIDATION_MESSAGE, VALIDATION_SIGNATURE } from '../fixtures/chain-simulator/data/bls.js'
+import { FINAL_MESSAGE, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, G2_NOT_ON_CURVE, GROUP_PUBLIC_KEY, GROUP_SECRET, VALIDATION_MESSAGE, VALIDATION_SIGNATURE } from '../../harness/chain-simulator/data/bls.js'
 
 const { G1, G2 } = bls12381
 const { Fp, Fp2 } = bls12381.fields

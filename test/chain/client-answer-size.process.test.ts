@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import t from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { DIST_MAIN } from '../fixtures/e2e/replica.js'
-import { startMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { DIST_MAIN } from '../../harness/replica.js'
+import { startMain } from '../../harness/main-process.js'
 
 // Issue 10: six concurrent reads whose chain answers were 64 MB each passed two of them to
 // clients whole and took the process from 139 MB to 856 MB of RSS. Now every answer is cut

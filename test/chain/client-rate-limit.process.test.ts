@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
-import { serveMain } from '../fixtures/main-process.js'
-import { until } from '../fixtures/wait.js'
+import { serveMain } from '../fixtures/serve-main.js'
+import { until } from '../../harness/wait.js'
 
 // Issue 33: a node that rate-limits is the node's overload, not the client's fault. Its 429
 // (a gateway's ResourceExhausted, or a proxy's page) or its proxy's 503 page sends the read to

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { ChainClient } from '../../src/chain/client.js'
 import { ChainTimeoutError } from '../../src/errors.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
-import { NODE_INFO } from '../fixtures/chain-simulator/data/node.js'
+import { NODE_INFO } from '../../harness/chain-simulator/data/node.js'
 
 // The client as its users see it: probes, node state, the queue. Each part has its own test
 // file (exchange, deadline, read-front, failover, hedged-read, pinning, paths).

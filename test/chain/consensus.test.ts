@@ -2,8 +2,8 @@ import t, { type Test } from 'tap'
 import { ChainClient } from '../../src/chain/client.js'
 import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { ChainStatusError } from '../../src/errors.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { LARGE_COMMIT_BLOCK, SIGNED_BASE, setAt, signedBlockAnswer } from '../fixtures/chain-simulator/data/commits.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { LARGE_COMMIT_BLOCK, SIGNED_BASE, setAt, signedBlockAnswer } from '../../harness/chain-simulator/data/commits.js'
 
 const SETS = '/cosmos/base/tendermint/v1beta1/validatorsets/'
 

@@ -3,7 +3,7 @@ import { REAL_CLOCK } from '../../src/clock.js'
 import { Deadlines } from '../../src/chain/deadline.js'
 import { ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
 import { startChain } from '../fixtures/chain.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Each chain request's deadline and abortAll (src/chain/deadline.ts), through the client over
 // a real socket, then on their own.

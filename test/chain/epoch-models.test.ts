@@ -2,13 +2,13 @@ import t, { type Test } from 'tap'
 import { pino, type Logger } from 'pino'
 import type { ChainClient } from '../../src/chain/client.js'
 import { currentEpochModels } from '../../src/chain/epoch-models.js'
-import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
-import { LogLines, type LogLine } from '../fixtures/log-lines.js'
-import { until } from '../fixtures/wait.js'
+import { LogLines, type LogLine } from '../../harness/log-lines.js'
+import { until } from '../../harness/wait.js'
 import {
   EPOCH_INDEX, MISSING_SUB_GROUP, MODELS, SNAPSHOTLESS_SUB_GROUP, SUB_GROUP_MODELS
-} from '../fixtures/chain-simulator/data/models.js'
+} from '../../harness/chain-simulator/data/models.js'
 
 const CURRENT = '/productscience/inference/inference/current_epoch_group_data'
 const SUB_GROUP = '/productscience/inference/inference/epoch_group_data/'

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { ChainClient } from '../../src/chain/client.js'
 import { ChainAnswerTooLargeError, ChainBadAnswerError, ChainStatusError, ChainTimeoutError, ChainUnavailableError } from '../../src/errors.js'
-import { NODE_INFO } from '../fixtures/chain-simulator/data/node.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { NODE_INFO } from '../../harness/chain-simulator/data/node.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // One exchange with one node (src/chain/exchange.ts), through the client over a real socket:
 // the parse, the size cap, how each way it ends is told to the caller and the observer.

@@ -10,10 +10,10 @@ import {
 } from '../../src/errors.js'
 import { PROBE_PATH } from '../../src/readiness.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { EPOCH_INFO } from '../../harness/chain-simulator/data/epochs.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Several nodes of one chain (docs/chain-nodes.md). A read whose node refuses, resets or drops the
 // connection is retried at once on the next node; gateway errors and timeouts are answers.

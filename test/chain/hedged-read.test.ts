@@ -6,13 +6,13 @@ import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import { OVERTAKEN_DEMOTES_MS, type NodeLog } from '../../src/chain/nodes.js'
 import { ChainStatusError, ChainUnavailableError } from '../../src/errors.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { SIGNED_BASE } from '../fixtures/chain-simulator/data/commits.js'
-import { EPOCH_INFO } from '../fixtures/chain-simulator/data/epochs.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { SIGNED_BASE } from '../../harness/chain-simulator/data/commits.js'
+import { EPOCH_INFO } from '../../harness/chain-simulator/data/epochs.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 import { CLIENT, OtlpReceiver } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Hedged chain reads (docs/hedged-reads.md) against real chain simulators. The hedge delay and
 // the budget's window run on a ManualClock: a hedge goes exactly when the test moves the clock

@@ -1,9 +1,10 @@
 import t, { type Test } from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
-import { serveMain, type MainProcess } from '../fixtures/main-process.js'
-import { until } from '../fixtures/wait.js'
+import { serveMain } from '../fixtures/serve-main.js'
+import { type MainProcess } from '../../harness/main-process.js'
+import { until } from '../../harness/wait.js'
 
 // Issue 33, over a real socket against node dist/main.js: heights that fail safe. A node
 // that tells no height, or whose head poll hangs, is read unpinned instead of failing every

@@ -1,13 +1,13 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
-import type { ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
 import { ChainClient } from '../../src/chain/client.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // One height per answer, never backwards, and a height a node cannot serve is that node's
 // failure (docs/heights-and-cache.md). The simulators share a BlockClock; each has its lag.

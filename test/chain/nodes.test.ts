@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { ChainNodes, MAX_RETRY_AFTER_MS, OVERTAKEN_DEMOTES_MS, OVERTAKEN_IN_A_ROW, retryAfterMs, type ChainNode, type ChainNodesOptions, type NodeLog } from '../../src/chain/nodes.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const URLS = ['http://a.invalid:1317', 'http://b.invalid:1317/api/', 'http://c.invalid:1317']
 

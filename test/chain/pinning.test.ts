@@ -1,6 +1,6 @@
 import t from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
 import { ChainClient } from '../../src/chain/client.js'
 import { ChainUnavailableError } from '../../src/errors.js'

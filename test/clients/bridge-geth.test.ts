@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startEdgeApiForClients, type EdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { BRIDGE_ADDRESSES } from '../fixtures/chain-simulator/data/bridge.js'
+import { BRIDGE_ADDRESSES } from '../../harness/chain-simulator/data/bridge.js'
 import { go, len, unmarshal, type GoValue } from '../fixtures/clients/go-json.js'
 
 // gonka-ai/bridge-geth, the Ethereum observer inside a gonka node, as it reads edge-api

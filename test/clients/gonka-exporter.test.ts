@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startEdgeApiForClients, type EdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { CURRENT_EPOCH } from '../fixtures/chain-simulator/data/epochs.js'
-import { EPOCHS } from '../fixtures/chain-simulator/data/bls.js'
+import { CURRENT_EPOCH } from '../../harness/chain-simulator/data/epochs.js'
+import { EPOCHS } from '../../harness/chain-simulator/data/bls.js'
 import { go, GoUnmarshalError, len, unmarshal, type GoType, type GoValue } from '../fixtures/clients/go-json.js'
 import { RawNumber, type Json } from '../../scripts/compat/json.js'
 

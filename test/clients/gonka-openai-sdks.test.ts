@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startEdgeApiForClients, type EdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { ACTIVE_PARTICIPANTS } from '../fixtures/chain-simulator/data/epochs.js'
+import { ACTIVE_PARTICIPANTS } from '../../harness/chain-simulator/data/epochs.js'
 import { go, GoUnmarshalError, unmarshal, type GoType, type GoValue } from '../fixtures/clients/go-json.js'
 import { get, item, iter, loads, PyError, type PyValue } from '../fixtures/clients/python.js'
 import type { Json } from '../../scripts/compat/json.js'

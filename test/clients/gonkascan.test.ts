@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startEdgeApiForClients, type EdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { ACTIVE_PARTICIPANTS, CURRENT_EPOCH, encodeActiveParticipants } from '../fixtures/chain-simulator/data/epochs.js'
+import { ACTIVE_PARTICIPANTS, CURRENT_EPOCH, encodeActiveParticipants } from '../../harness/chain-simulator/data/epochs.js'
 import { add, eq, get, item, iter, loads, PyError, sub, zip, type PyValue } from '../fixtures/clients/python.js'
 
 // 6block/gonkascan's backend (the explorer; gonka-ai/gonka-tracker and DimaOrekhovPS/gonkascan

@@ -2,7 +2,7 @@ import t from 'tap'
 import { z } from 'zod'
 import { parseJson, RawNumber, type Json } from '../../scripts/compat/json.js'
 import { startEdgeApiForClients, type EdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { ACTIVE_PARTICIPANTS, CURRENT_EPOCH, encodeActiveParticipants } from '../fixtures/chain-simulator/data/epochs.js'
+import { ACTIVE_PARTICIPANTS, CURRENT_EPOCH, encodeActiveParticipants } from '../../harness/chain-simulator/data/epochs.js'
 
 // NosytLabs/Gonkastats (Next.js dashboard), as it reads edge-api. Its answers are checked with
 // zod 4 (package.json pins zod 4.6.5, as here), so the schemas below are its contracts

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { parseJson, RawNumber, type Json } from '../../scripts/compat/json.js'
 import { startEdgeApiForClients } from '../fixtures/clients/edge-api.js'
-import { COMPLETED_REQUEST_ID, FINAL_SIGNATURE, PENDING_REQUEST_ID } from '../fixtures/chain-simulator/data/bls.js'
+import { COMPLETED_REQUEST_ID, FINAL_SIGNATURE, PENDING_REQUEST_ID } from '../../harness/chain-simulator/data/bls.js'
 
 // testermint, gonka's integration harness (Kotlin, Gson), as it reads edge-api:
 // gonka-ai/gonka@312044d28c7170d7f08bf88e41427396f3b95817

@@ -3,7 +3,7 @@ import t from 'tap'
 import { BlockJsonError, decodeBlockJson } from '../../src/cometbft/block-json.js'
 import { BlockIdFlag } from '../../src/cometbft/types.js'
 import { ZERO_TIME } from '../../src/cometbft/timestamp.js'
-import { SIGNED_BASE, signedBlockAnswer } from '../fixtures/chain-simulator/data/commits.js'
+import { SIGNED_BASE, signedBlockAnswer } from '../../harness/chain-simulator/data/commits.js'
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/verify/tendermint-rs-kvstore-v0_38.json', import.meta.url), 'utf8')) as { block_at_height_10: Record<string, unknown> }
 const rpcBlock = fixture.block_at_height_10

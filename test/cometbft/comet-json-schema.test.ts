@@ -2,7 +2,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { cometBlockFromGateway, cometProofOpsFromGateway } from '../../src/cometbft/block-from-proto.js'
 import { CometBlock, CometProofOps } from '../../src/cometbft/comet-json-schema.js'
-import { HUNDRED_COMMIT_BLOCK, signedBlockAnswer } from '../fixtures/chain-simulator/data/commits.js'
+import { HUNDRED_COMMIT_BLOCK, signedBlockAnswer } from '../../harness/chain-simulator/data/commits.js'
 
 // The response schemas decide what a client gets: Fastify's serializer writes a schema's keys,
 // in its order, and drops any other. So a converted block sent through them must come out as

@@ -4,10 +4,10 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Script } from 'node:vm'
 import t from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { freePorts } from '../fixtures/e2e/replica.js'
-import { builtMain } from '../fixtures/dist-main.js'
-import { startMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { freePorts } from '../../harness/ports.js'
+import { builtMain } from '../../harness/dist-main.js'
+import { startMain } from '../../harness/main-process.js'
 
 // dist/main.js as `npm run build` leaves it (scripts/bundle.ts): a loader that runs one bundle,
 // dist/bundle/main.cjs, with V8's code cache of it; what is loaded on demand left out of it; a

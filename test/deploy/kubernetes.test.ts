@@ -6,7 +6,7 @@ import t from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { KUBERNETES_DIR, type Manifest, checkManifests, contractProblems, imageCommand, kustomizationProblems, loadManifests } from '../fixtures/deploy/kubernetes.js'
 import { schemaProblems, typeProblems } from '../fixtures/deploy/kubernetes-schema.js'
-import { cleanEnv } from '../fixtures/deploy/tools.js'
+import { cleanEnv } from '../../harness/clean-env.js'
 
 // The first type check parses TypeScript's lib and the kubernetes-models declarations.
 t.setTimeout(180_000)

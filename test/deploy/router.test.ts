@@ -4,11 +4,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../fixtures/deploy/router.js'
+import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../../harness/router-config.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { freePorts } from '../fixtures/e2e/replica.js'
+import { freePorts } from '../../harness/ports.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // The backend policy (docs/compose.md, "What the router does"). Every rendering, DNS pool or loopback servers, must carry all of it.
 const POLICY = [

@@ -9,11 +9,11 @@ import { WebSocket } from 'undici'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { startService, type Service } from '../../src/service.js'
-import { CACHE_OFF } from '../fixtures/cache-off.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { CACHE_OFF } from '../../harness/cache-off.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { LogLines } from '../fixtures/log-lines.js'
-import { until } from '../fixtures/wait.js'
+import { LogLines } from '../../harness/log-lines.js'
+import { until } from '../../harness/wait.js'
 
 // A real browser's EventSource (Debian's chromium, headless, driven over the DevTools
 // protocol) follows /v1/events through a replica's drain: the stream ends, the browser

@@ -4,20 +4,17 @@
 // runs a closed loop of cache-missing reads on many connections beside them. The polite
 // clients keep their answers; the heavy client's excess is refused with 429 + Retry-After.
 // Arrival order (fairness off) sheds the polite clients in proportion instead.
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
-import { serveMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { startHeavyClient } from '../../harness/heavy-client.js'
+import { serveMain } from '../fixtures/serve-main.js'
 
 const POLITE = 20
 const POLITE_HZ = 4
 const HEAVY_CONNECTIONS = 1024
 const SECONDS = 4
-const CLOSED_LOOP = fileURLToPath(new URL('../fixtures/e2e/closed-loop.mjs', import.meta.url))
 
 t.setTimeout(120_000)
 
@@ -70,17 +67,12 @@ t.test('a heavy client of 1024 connections beside twenty polite ones: the polite
   // The baseline, whatever this machine's load makes it.
   t.comment(`alone: ${alone.statuses.length} polite reads, ${JSON.stringify(countBy(alone.statuses))}, p99 ${aloneP99.toFixed(1)} ms`)
 
-  const heavy = spawn(process.execPath, [CLOSED_LOOP, origin, '127.0.0.2', String(HEAVY_CONNECTIONS), String(SECONDS + 1)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  t.teardown(() => heavy.kill('SIGKILL'))
-  // Listened for at once: the heavy client may be done before the polite ones are.
-  const exited = once(heavy, 'exit')
-  let out = ''
-  heavy.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+  const heavy = startHeavyClient(origin, '127.0.0.2', HEAVY_CONNECTIONS, SECONDS + 1)
+  t.teardown(() => heavy.child.kill('SIGKILL'))
   // The heavy client's connections are open and looping.
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const beside = await politeClients(origin, SECONDS - 1)
-  await exited
-  const heavyTotals = JSON.parse(out) as { byStatus: Record<string, number>, retryAfter: number, errors: number, perSecond: number }
+  const heavyTotals = await heavy.totals
 
   const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
   const besideP99 = p99(beside.ms)

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { request } from 'undici'
-import { BlockClock } from '../fixtures/chain-simulator/block-clock.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { startMain, type MainProcess } from '../fixtures/main-process.js'
+import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { startMain, type MainProcess } from '../../harness/main-process.js'
 import { MIN_HEIGHT_WAIT_MS } from '../../src/cache/min-height.js'
 
 // The client-echoed minimum height over real sockets (docs/heights-and-cache.md §7): two

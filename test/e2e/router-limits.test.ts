@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { Agent, request } from 'undici'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { Router } from '../fixtures/e2e/haproxy.js'
-import { freePorts } from '../fixtures/e2e/replica.js'
-import { until } from '../fixtures/wait.js'
+import { Router } from '../../harness/haproxy.js'
+import { freePorts } from '../../harness/ports.js'
+import { until } from '../../harness/wait.js'
 
 // The router's per-client limits (compose/router/render.sh), on real HAProxy rendered from
 // the one template, clients from distinct loopback addresses. The replica is a stand-in that

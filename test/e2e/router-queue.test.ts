@@ -2,9 +2,9 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { Router } from '../fixtures/e2e/haproxy.js'
-import { freePorts } from '../fixtures/e2e/replica.js'
-import { until } from '../fixtures/wait.js'
+import { Router } from '../../harness/haproxy.js'
+import { freePorts } from '../../harness/ports.js'
+import { until } from '../../harness/wait.js'
 
 // The router's queue (compose/router/haproxy.cfg.template: per-server maxconn, timeout queue),
 // on a real HAProxy in front of stand-in replicas that hold every request until the test

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { poll, startPool, type Pool, type PollTotals } from '../fixtures/e2e/pool.js'
+import { poll, startPool, type Pool, type PollTotals } from '../../harness/pool.js'
 
 // Issue 34's and issue 40's done-when, over real sockets: three replicas of dist/main.js behind
 // the router template's HAProxy, two nodes of one chain (the second a block behind), a block a

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs'
 import t from 'tap'
 import { request } from 'undici'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { Router } from '../fixtures/e2e/haproxy.js'
-import { DIST_MAIN, Replica, freePorts } from '../fixtures/e2e/replica.js'
+import { Router } from '../../harness/haproxy.js'
+import { DIST_MAIN, Replica } from '../../harness/replica.js'
+import { freePorts } from '../../harness/ports.js'
 import { openSse } from '../fixtures/sse-client.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Issue 42's promise: a rolling replacement of three replicas behind the router (HAProxy, the
 // deployed template) while long-pollers and event-stream clients follow a chain that moves a

@@ -3,7 +3,7 @@ import t from 'tap'
 import { accessLog, logArrival } from '../../src/http/access-log.js'
 import { createLogger } from '../../src/logger.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { LogLines } from '../fixtures/log-lines.js'
+import { LogLines } from '../../harness/log-lines.js'
 
 t.test('one line per answered request: method, route pattern, status, duration, request id, client', async (t) => {
   const { lines: logs, stream } = new LogLines()

@@ -5,7 +5,7 @@ import { admissionControl, BOOT_GRACE_MS } from '../../src/http/admission.js'
 import { type DelayAdmission, POLICY_DEFAULTS } from '../../src/http/pie.js'
 import { Shedding } from '../../src/http/shedding.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const TARGET = 20
 const CALM = { delayMs: 0, utilization: 0.2 }

@@ -3,11 +3,11 @@ import { connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import type { Metrics } from '../../src/metrics/registry.js'
 import { buildTestApp, type TestApp } from '../fixtures/app.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import type { LogLine } from '../fixtures/log-lines.js'
-import { startMain } from '../fixtures/main-process.js'
-import { sampleValue } from '../fixtures/prometheus.js'
-import { until } from '../fixtures/wait.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import type { LogLine } from '../../harness/log-lines.js'
+import { startMain } from '../../harness/main-process.js'
+import { sampleValue } from '../../harness/prometheus.js'
+import { until } from '../../harness/wait.js'
 
 // Timeouts of about a second each, and node dist/main.js's own 15 s headersTimeout: the
 // child's case, which mostly waits out those 15 s, comes first and runs beside the others.

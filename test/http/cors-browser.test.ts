@@ -4,10 +4,10 @@ import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { startService } from '../../src/service.js'
 import { pageResult, runInBrowser } from '../fixtures/browser.js'
-import { CACHE_OFF } from '../fixtures/cache-off.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { CACHE_OFF } from '../../harness/cache-off.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { LogLines } from '../fixtures/log-lines.js'
+import { LogLines } from '../../harness/log-lines.js'
 
 // CORS as a browser enforces it: a page served from one origin (a small static server)
 // fetches a /v1 answer from the app on another port, and reads its body and the headers

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { handleError, handleFrameworkError, handleNotFound } from '../../src/http/error-handler.js'
 import { ChainUnavailableError, HttpError } from '../../src/errors.js'
 import { createLogger } from '../../src/logger.js'
-import { LogLines } from '../fixtures/log-lines.js'
+import { LogLines } from '../../harness/log-lines.js'
 
 async function appThrowing (t: Test, error: unknown) {
   const { lines: logs, stream } = new LogLines()

@@ -11,13 +11,13 @@ import { HOLD_LIMIT } from '../../src/http/refusal-hold.js'
 import { Shedding } from '../../src/http/shedding.js'
 import { createLogger } from '../../src/logger.js'
 import { startService } from '../../src/service.js'
-import { CACHE_OFF } from '../fixtures/cache-off.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
-import { LogLines } from '../fixtures/log-lines.js'
+import { CACHE_OFF } from '../../harness/cache-off.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { LogLines } from '../../harness/log-lines.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const TARGET_MS = 20
 const BEHIND = { delayMs: 4 * TARGET_MS, utilization: 1 }

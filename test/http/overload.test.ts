@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import t from 'tap'
 import { Pool, request } from 'undici'
 import { POLICY_DEFAULTS } from '../../src/http/pie.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 

@@ -6,10 +6,10 @@ import t, { type Test } from 'tap'
 import { MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, MAX_UNANSWERED_PER_CONNECTION } from '../../src/http/pipelining.js'
 import type { Metrics } from '../../src/metrics/registry.js'
 import { buildTestApp, type TestApp } from '../fixtures/app.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { startMain } from '../fixtures/main-process.js'
-import { sampleValue } from '../fixtures/prometheus.js'
-import { until } from '../fixtures/wait.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { startMain } from '../../harness/main-process.js'
+import { sampleValue } from '../../harness/prometheus.js'
+import { until } from '../../harness/wait.js'
 
 t.setTimeout(180_000)
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { clientRequestId, RequestIds } from '../../src/http/request-id.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 t.test('our ids count up in base 36, one sequence per RequestIds', async (t) => {
   const ids = new RequestIds()

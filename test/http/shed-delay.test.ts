@@ -6,7 +6,7 @@ import { BOOT_GRACE_MS, LOAD_SHEDDING_DEFAULTS } from '../../src/http/admission.
 import { POLICY_DEFAULTS } from '../../src/http/pie.js'
 import { createLogger } from '../../src/logger.js'
 import { startService } from '../../src/service.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 
 // EDGE_API_SHED_DELAY is the target of /v1's load shedding (docs/overload.md): a replica whose

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { serveMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { serveMain } from '../fixtures/serve-main.js'
 import { getOnOwnConnection, type Answer } from '../fixtures/own-connection-get.js'
 import { openSse } from '../fixtures/sse-client.js'
 

@@ -4,9 +4,9 @@ import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { Client } from 'undici'
 import { httpDrainTarget } from '../../src/lifecycle/http-target.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const ONE = '/productscience/inference/inference/inference_participant/'
 const ADDRESS = PARTICIPANTS[1].address

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
-import { startChainSimulator, type ChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { startMain, type MainProcess } from '../fixtures/main-process.js'
-import { until } from '../fixtures/wait.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { startMain, type MainProcess } from '../../harness/main-process.js'
+import { until } from '../../harness/wait.js'
 
 // Real signals to a real child process (dist/main.js): escalation and the budget.
 // Times are read from the child's own log lines; the upper bounds leave seconds for a loaded

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { CacheMetrics } from '../../src/metrics/cache.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 
 t.test('the answer cache\'s results by route, its evictions, and its size as it is when scraped', async (t) => {
   const registry = new Registry()

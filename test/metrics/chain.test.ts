@@ -2,7 +2,7 @@ import t from 'tap'
 import { Registry } from 'prom-client'
 import { ChainMetrics, type ChainSources } from '../../src/metrics/chain.js'
 import { Metrics } from '../../src/metrics/registry.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 
 // The chain's metrics: what each node's gauges read at scrape time, and the hedges.
 

@@ -3,15 +3,15 @@
 // shed requests and begun a drain; the alert rules load and read real series.
 import { setTimeout as delay } from 'node:timers/promises'
 import t from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { ALERTS_YML, alertRules } from '../fixtures/deploy/promtool.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { freePorts } from '../fixtures/e2e/replica.js'
-import { startMain } from '../fixtures/main-process.js'
+import { freePorts } from '../../harness/ports.js'
+import { startMain } from '../../harness/main-process.js'
 import { dashboardPanels, dashboardQueries, metricNamesIn, documentedQueries, type OperatorQuery } from '../fixtures/operator-queries.js'
 import { PrometheusServer } from '../fixtures/prometheus-server.js'
 import { Metrics } from '../../src/metrics/registry.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const BLS_EPOCH_DATA = '/productscience/inference/bls/epoch_data/'
 // Grafana's $__rate_interval for this test's 1 s scrapes: the whole run fits in it, so every

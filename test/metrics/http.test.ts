@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { HttpMetrics } from '../../src/metrics/http.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 
 // The public port's metrics: requests in flight, the drain and the active clients read at
 // scrape time; a client's excess counted apart from the replica's shedding.

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { counterOf, DURATION_BUCKETS, durationHistogram, gaugeReading, perNodeGauge } from '../../src/metrics/instruments.js'
-import { parseSamples, sampleValue } from '../fixtures/prometheus.js'
+import { parseSamples, sampleValue } from '../../harness/prometheus.js'
 
 t.test('gauges read at scrape time; counters at 0 from the start for the label sets given; durations in DURATION_BUCKETS', async (t) => {
   const registry = new Registry()

@@ -3,7 +3,7 @@ import { REFUSAL_REASONS, SHED_REASONS, UNMATCHED_ROUTE } from '../../src/metric
 import { DURATION_BUCKETS } from '../../src/metrics/instruments.js'
 import { Metrics } from '../../src/metrics/registry.js'
 import { code, codes, markdownTable, repoFile } from '../fixtures/markdown.js'
-import { metricTypes, parseSamples, sampleValue } from '../fixtures/prometheus.js'
+import { metricTypes, parseSamples, sampleValue } from '../../harness/prometheus.js'
 
 // The operators' list of metrics: what dashboards and alerts are written against.
 const METRICS_DOC = 'docs/metrics.md'

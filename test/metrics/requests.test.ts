@@ -4,8 +4,8 @@ import t, { type Test } from 'tap'
 import { ChainBusyError, ChainTimeoutError } from '../../src/errors.js'
 import { Metrics } from '../../src/metrics/registry.js'
 import { instrumentRequests } from '../../src/metrics/requests.js'
-import { sampleValue } from '../fixtures/prometheus.js'
-import { until } from '../fixtures/wait.js'
+import { sampleValue } from '../../harness/prometheus.js'
+import { until } from '../../harness/wait.js'
 
 async function instrumentedApp (t: Test) {
   const metrics = new Metrics()

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { SharedTierMetrics } from '../../src/metrics/shared-tier.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 
 t.test('the shared tier: down and at 0 until told otherwise; its store and subscription up and down; operations, heads and answers by result', async (t) => {
   const registry = new Registry()

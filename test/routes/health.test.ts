@@ -3,7 +3,7 @@ import { request } from 'node:http'
 import t from 'tap'
 import { PROBE_PATH } from '../../src/readiness.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 t.test('GET /healthz is 200 ok (text/plain), draining included, and never touches the chain', async (t) => {
   const { app, sim, readiness } = await buildTestApp(t)

@@ -3,9 +3,9 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { freePorts } from '../fixtures/e2e/replica.js'
-import { until } from '../fixtures/wait.js'
-import { NOT_MEASURED } from '../fixtures/main-process.js'
+import { freePorts } from '../../harness/ports.js'
+import { until } from '../../harness/wait.js'
+import { NOT_MEASURED } from '../../harness/main-process.js'
 
 // `npm run demo` as a user runs it (tsx scripts/demo.ts), with the optional routes on and the
 // metrics port taken: it says where metrics went, and the optional routes' curl lines work

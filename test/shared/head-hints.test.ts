@@ -3,9 +3,10 @@ import t, { type Test } from 'tap'
 import { ChainHeads } from '../../src/chain/heights.js'
 import { HEADS_CHANNEL, HeadHints, HINT_SLACK_BLOCKS, type HintResult } from '../../src/shared/head-hints.js'
 import { SharedStore } from '../../src/shared/store.js'
-import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
+import { redisFor } from '../fixtures/redis.js'
+import { type RedisServer } from '../../harness/redis-server.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 const WHY = 'the shared heads\' tests'
 

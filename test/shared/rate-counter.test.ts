@@ -4,11 +4,11 @@ import { Agent, request } from 'undici'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { startService, type Service } from '../../src/service.js'
-import { CACHE_OFF } from '../fixtures/cache-off.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { LogLines } from '../fixtures/log-lines.js'
-import { redisFor } from '../fixtures/redis-server.js'
-import { until } from '../fixtures/wait.js'
+import { CACHE_OFF } from '../../harness/cache-off.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { LogLines } from '../../harness/log-lines.js'
+import { redisFor } from '../fixtures/redis.js'
+import { until } from '../../harness/wait.js'
 
 // EDGE_API_RATE_LIMIT across a pool: three replicas (the service as main.ts starts it, on real
 // sockets) sharing one real redis-server; clients from distinct loopback addresses.

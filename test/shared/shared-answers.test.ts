@@ -2,8 +2,9 @@ import t, { type Test } from 'tap'
 import { AnswerSeal } from '../../src/shared/answer-value.js'
 import { ANSWER_TTL_MS, MAX_SHARED_BYTES, SHARED_PREFIX, SharedAnswers, WAIT_FOR_BUILD_MS, type SharedLookup } from '../../src/shared/shared-answers.js'
 import { SharedStore, type Operation, type OperationResult } from '../../src/shared/store.js'
-import { redisFor, type RedisServer } from '../fixtures/redis-server.js'
-import { until } from '../fixtures/wait.js'
+import { redisFor } from '../fixtures/redis.js'
+import { type RedisServer } from '../../harness/redis-server.js'
+import { until } from '../../harness/wait.js'
 
 const WHY = 'the shared answers\' tests'
 

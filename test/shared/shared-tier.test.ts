@@ -1,10 +1,10 @@
 import t from 'tap'
-import { EPOCH_INFO_PATH } from '../fixtures/e2e/pool.js'
+import { EPOCH_INFO_PATH } from '../../harness/pool.js'
 import { buildTestApp } from '../fixtures/app.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { RedisServer } from '../fixtures/redis-server.js'
-import { until } from '../fixtures/wait.js'
+import { RedisServer } from '../../harness/redis-server.js'
+import { until } from '../../harness/wait.js'
 import { NODE_INFO_PATH } from '../../src/chain/paths.js'
 
 // The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { freePorts } from '../fixtures/e2e/replica.js'
+import { freePorts } from '../../harness/ports.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { RedisServer, redisFor } from '../fixtures/redis-server.js'
-import { until } from '../fixtures/wait.js'
+import { RedisServer } from '../../harness/redis-server.js'
+import { redisFor } from '../fixtures/redis.js'
+import { until } from '../../harness/wait.js'
 import { redactedUrl, SharedStore, TIMEOUTS_TO_UNRESPONSIVE, type StoreObserver, type StoreState } from '../../src/shared/store.js'
 import type { SubscriptionState } from '../../src/shared/subscription.js'
 

@@ -2,8 +2,8 @@ import t from 'tap'
 import { SharedStore, type StoreObserver, type StoreState } from '../../src/shared/store.js'
 import type { SubscriptionState } from '../../src/shared/subscription.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
-import { RedisServer } from '../fixtures/redis-server.js'
-import { until } from '../fixtures/wait.js'
+import { RedisServer } from '../../harness/redis-server.js'
+import { until } from '../../harness/wait.js'
 
 const WHY = 'the shared subscription\'s tests'
 

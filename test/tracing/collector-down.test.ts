@@ -1,10 +1,10 @@
 import t from 'tap'
 import { Pool } from 'undici'
 import { exportsInFlight } from '../../src/tracing/exporter.js'
-import { PARTICIPANTS } from '../fixtures/chain-simulator/data/participants.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { OtlpReceiver } from '../fixtures/otlp-receiver.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 
 // The collector down while load runs (bench 12 runs the same for a minute, with RSS): nothing

@@ -4,7 +4,7 @@ import { readTracingSettings } from '../../src/tracing/settings.js'
 import { ServerSpanRecord, SpanContext } from '../../src/tracing/span-records.js'
 import { OtlpReceiver, type ReceiverOptions } from '../fixtures/otlp-receiver.js'
 import { makeTlsFiles } from '../fixtures/tls-certs.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
 t.setTimeout(180_000)

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
 

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { CLIENT, OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { startTracedService } from '../fixtures/traced-service.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
 t.setTimeout(180_000)

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { Pool } from 'undici'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { OtlpReceiver, type ReceiverMode } from '../fixtures/otlp-receiver.js'
-import { sampleValue } from '../fixtures/prometheus.js'
+import { sampleValue } from '../../harness/prometheus.js'
 import { startTracedService } from '../fixtures/traced-service.js'
-import { until } from '../fixtures/wait.js'
+import { until } from '../../harness/wait.js'
 
 // Real sockets, a chain simulator and an OTLP receiver per case: slow on a busy machine.
 t.setTimeout(180_000)
@@ -84,7 +84,7 @@ t.test('a collector that answers 503, then recovers: the failed batches are coun
   const { service, origin } = await startTracedService(t, [sim.url], receiver, { OTEL_EXPORTER_OTLP_TIMEOUT: '200' })
   await (await fetch(`${origin}/v1/status`)).arrayBuffer()
   const failed = async (): Promise<number> => sampleValue(await service.metrics!.scrape(), 'edge_api_trace_spans_dropped_total', { reason: 'export_failed' }) ?? 0
-  const { until } = await import('../fixtures/wait.js')
+  const { until } = await import('../../harness/wait.js')
   await until(async () => await failed() === 1, 'the failed export counted')
   receiver.mode = 'ok'
   await (await fetch(`${origin}/v1/status`)).arrayBuffer()

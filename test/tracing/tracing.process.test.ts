@@ -3,8 +3,8 @@ import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { FLUSH_BUDGET_MS, startTracing } from '../../src/tracing/tracing.js'
-import { startChainSimulator } from '../fixtures/chain-simulator/simulator.js'
-import { startMain } from '../fixtures/main-process.js'
+import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { startMain } from '../../harness/main-process.js'
 import { OtlpReceiver, SERVER } from '../fixtures/otlp-receiver.js'
 import { makeTlsFiles } from '../fixtures/tls-certs.js'
 
@@ -82,7 +82,7 @@ t.test('a collector that never answers delays a forced exit by the flush budget 
   // A request the drain cannot finish: the chain never answers it.
   sim.hang('/productscience')
   const stuck = fetch(`${origin}/v1/models`).catch(() => undefined)
-  const { until } = await import('../fixtures/wait.js')
+  const { until } = await import('../../harness/wait.js')
   await until(() => sim.count('/productscience') > 0 && receiver.requests > 0, 'the stuck request and an export in flight')
   main.child.kill('SIGTERM')
   const signalled = performance.now()

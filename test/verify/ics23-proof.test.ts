@@ -4,10 +4,10 @@ import { compress } from '@confio/ics23/build/compress.js'
 import t, { type Test } from 'tap'
 import { ProofError, verifyValue, type ProofOp } from '../../src/verify/ics23-proof.js'
 import { pathEscape } from '../../src/verify/key-path.js'
-import { storeProof, type GatewayProofOps } from '../fixtures/chain-simulator/store-proof.js'
+import { storeProof, type GatewayProofOps } from '../../harness/chain-simulator/store-proof.js'
 
 // Public vectors (cosmos/ics23 testdata) for each spec alone, and two-layer proofs built
-// from the specifications (test/fixtures/chain-simulator/store-proof.ts) for the chain.
+// from the specifications (harness/chain-simulator/store-proof.ts) for the chain.
 
 interface Vector { key: string, proof: string, root: string, value: string }
 const vectors = JSON.parse(readFileSync(new URL('../fixtures/verify/ics23-vectors.json', import.meta.url), 'utf8')) as Record<string, Vector>

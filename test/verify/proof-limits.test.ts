@@ -4,7 +4,7 @@ import { ProofError, verifyValue } from '../../src/verify/ics23-proof.js'
 import { pathEscape } from '../../src/verify/key-path.js'
 import { MAX_BATCH_ENTRIES, MAX_PROOF_DEPTH, proofLimitProblem } from '../../src/verify/proof-limits.js'
 import { amplifiedProofBody } from '../fixtures/verify/hostile.js'
-import { storeKey } from '../fixtures/chain-simulator/data/epochs.js'
+import { storeKey } from '../../harness/chain-simulator/data/epochs.js'
 
 const inner = (prefix: number, suffix = 0): ics23.IInnerOp => ({ hash: 1, prefix: new Uint8Array(prefix), suffix: new Uint8Array(suffix) })
 const exist = (path: ics23.IInnerOp[]): ics23.IExistenceProof => ({ key: Uint8Array.of(1), value: Uint8Array.of(1), path })

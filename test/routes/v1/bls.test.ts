@@ -3,7 +3,7 @@ import { bls12_381 as bls12381 } from '@noble/curves/bls12-381.js'
 import { buildTestApp } from '../../fixtures/app.js'
 import {
   ALLOWED_KEY, COMPLETED_REQUEST_ID, FINAL_SIGNATURE, G1_OUTSIDE_SUBGROUP, GROUP_PUBLIC_KEY, PENDING_REQUEST_ID, slotPublicKeys, VALIDATION_SIGNATURE
-} from '../../fixtures/chain-simulator/data/bls.js'
+} from '../../../harness/chain-simulator/data/bls.js'
 
 const GATEWAY = '/productscience/inference/bls'
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { BRIDGE_ADDRESSES } from '../../fixtures/chain-simulator/data/bridge.js'
+import { BRIDGE_ADDRESSES } from '../../../harness/chain-simulator/data/bridge.js'
 
 const BRIDGE = '/productscience/inference/inference/bridge_addresses/'
 const INVALID = 'Invalid format for parameter chain: must be a chain name: letters, digits, "_" or "-", at most 64 characters'

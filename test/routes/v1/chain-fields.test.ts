@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { ALLOWED_KEY, COMPLETED_REQUEST_ID, EPOCHS, PENDING_REQUEST_ID, slotPublicKeys } from '../../fixtures/chain-simulator/data/bls.js'
-import { EPOCH_INFO, NEWER_CHAIN_RECIPE } from '../../fixtures/chain-simulator/data/epochs.js'
+import { ALLOWED_KEY, COMPLETED_REQUEST_ID, EPOCHS, PENDING_REQUEST_ID, slotPublicKeys } from '../../../harness/chain-simulator/data/bls.js'
+import { EPOCH_INFO, NEWER_CHAIN_RECIPE } from '../../../harness/chain-simulator/data/epochs.js'
 import { MAX_SHARED_BYTES } from '../../../src/shared/shared-answers.js'
 
 // Issue 43's six rows over a real socket, against the chain simulator's v0.2.14 data: each

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
 import { createHash } from 'node:crypto'
-import { blockAt, PROPOSER, SIGNER, VALIDATORS } from '../../fixtures/chain-simulator/data/node.js'
+import { blockAt, PROPOSER, SIGNER, VALIDATORS } from '../../../harness/chain-simulator/data/node.js'
 import {
   ACTIVE_PARTICIPANTS, CORRUPT_EPOCH, CREATED_AT, CURRENT_EPOCH, encodeActiveParticipants, EXTREME_EPOCH, GENESIS_EPOCH, PRUNED_EPOCH, storeKey
-} from '../../fixtures/chain-simulator/data/epochs.js'
+} from '../../../harness/chain-simulator/data/epochs.js'
 
 const ABCI = '/cosmos/base/tendermint/v1beta1/abci_query'
 const BLOCKS = '/cosmos/base/tendermint/v1beta1/blocks/'

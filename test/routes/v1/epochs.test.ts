@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { EPOCH_INFO, EPOCH_PARAMS, NEWER_CHAIN_RECIPE } from '../../fixtures/chain-simulator/data/epochs.js'
+import { EPOCH_INFO, EPOCH_PARAMS, NEWER_CHAIN_RECIPE } from '../../../harness/chain-simulator/data/epochs.js'
 
 const EPOCH_INFO_PATH = '/productscience/inference/inference/epoch_info'
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import type { ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
+import type { ChainSimulator } from '../../../harness/chain-simulator/simulator.js'
 import { startChainNodes } from '../../fixtures/chain.js'
-import { startMain } from '../../fixtures/main-process.js'
-import { ROUTES } from '../../fixtures/routes.js'
+import { startMain } from '../../../harness/main-process.js'
+import { ROUTES } from '../../../harness/routes.js'
 
 // Issue 33: every input check happens before any chain request, the head poll included. The
 // schema checks first (Fastify validates before preHandler); what it cannot express (a 64-bit

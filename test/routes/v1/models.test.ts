@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import type { ChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
-import { GOV_AUTHORITY, MODELS, SUB_GROUP_MODELS, UNIT_OF_COMPUTE_PRICE } from '../../fixtures/chain-simulator/data/models.js'
+import type { ChainSimulator } from '../../../harness/chain-simulator/simulator.js'
+import { GOV_AUTHORITY, MODELS, SUB_GROUP_MODELS, UNIT_OF_COMPUTE_PRICE } from '../../../harness/chain-simulator/data/models.js'
 
 const CURRENT = '/productscience/inference/inference/current_epoch_group_data'
 const SUB_GROUP = '/productscience/inference/inference/epoch_group_data/'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { BLOCK_HEIGHT, PARTICIPANTS } from '../../fixtures/chain-simulator/data/participants.js'
+import { BLOCK_HEIGHT, PARTICIPANTS } from '../../../harness/chain-simulator/data/participants.js'
 
 const LIST = '/productscience/inference/inference/participants_with_balances'
 const ONE = '/productscience/inference/inference/inference_participant/'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { POC_START } from '../../fixtures/chain-simulator/data/epochs.js'
+import { POC_START } from '../../../harness/chain-simulator/data/epochs.js'
 
 const STAGE = '/productscience/inference/inference/poc_batches_for_stage/'
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { VERIFY_BLOCK_BODY_LIMIT } from '../../../src/routes/v1/verify-block.js'
 import { buildTestApp } from '../../fixtures/app.js'
-import { HUNDRED_COMMIT_BLOCK, SIGNED_BASE, setAt, simValidator } from '../../fixtures/chain-simulator/data/commits.js'
+import { HUNDRED_COMMIT_BLOCK, SIGNED_BASE, setAt, simValidator } from '../../../harness/chain-simulator/data/commits.js'
 import { INVALID_COMMIT, SETS, flipBase64, gatewayBlock, validatorsAt } from '../../fixtures/verify/route-bodies.js'
 
 // Every verification runs in the worker thread, which starts under the test runner's loader:

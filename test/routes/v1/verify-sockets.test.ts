@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { request } from 'undici'
 import { buildTestApp } from '../../fixtures/app.js'
-import { HEAVY_HEIGHT, HUNDRED_COMMIT_BLOCK, LARGE_COMMIT_BLOCK, MAX_TOTAL_VOTING_POWER, setAt, signedBlockAnswer } from '../../fixtures/chain-simulator/data/commits.js'
-import { CURRENT_EPOCH, VERIFIABLE_EPOCH } from '../../fixtures/chain-simulator/data/epochs.js'
+import { HEAVY_HEIGHT, HUNDRED_COMMIT_BLOCK, LARGE_COMMIT_BLOCK, MAX_TOTAL_VOTING_POWER, setAt, signedBlockAnswer } from '../../../harness/chain-simulator/data/commits.js'
+import { CURRENT_EPOCH, VERIFIABLE_EPOCH } from '../../../harness/chain-simulator/data/epochs.js'
 import { amplifiedProofBody, deepArrayBody, deepBlockBody } from '../../fixtures/verify/hostile.js'
-import { until } from '../../fixtures/wait.js'
+import { until } from '../../../harness/wait.js'
 import { workers } from '../../../src/verify/workers.js'
 
 // The optional routes over real sockets (issue 16): what inject never shows (the request's

@@ -3,9 +3,9 @@ import t from 'tap'
 import { request } from 'undici'
 import { VERIFY_CONCURRENCY, VERIFY_QUEUE_LIMIT } from '../../../src/routes/v1/verify-work.js'
 import { buildTestApp } from '../../fixtures/app.js'
-import { LARGE_COMMIT_BLOCK, SIGNED_BASE } from '../../fixtures/chain-simulator/data/commits.js'
+import { LARGE_COMMIT_BLOCK, SIGNED_BASE } from '../../../harness/chain-simulator/data/commits.js'
 import { BLOCKS, SETS } from '../../fixtures/verify/route-bodies.js'
-import { until } from '../../fixtures/wait.js'
+import { until } from '../../../harness/wait.js'
 
 // The optional routes' admission and a client leaving, over an app with small limits.
 // Verifications run in the worker thread, which starts under the test runner's loader: on a

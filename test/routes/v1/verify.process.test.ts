@@ -3,12 +3,13 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { VERIFY_BLOCK_BODY_LIMIT } from '../../../src/routes/v1/verify-block.js'
 import { VERIFY_TASK_TIME_LIMIT_MS } from '../../../src/routes/v1/verify-work.js'
-import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../../fixtures/chain-simulator/data/commits.js'
-import { CURRENT_EPOCH } from '../../fixtures/chain-simulator/data/epochs.js'
-import { startChainSimulator } from '../../fixtures/chain-simulator/simulator.js'
-import { serveMain, type MainProcess } from '../../fixtures/main-process.js'
+import { HUNDRED_COMMIT_BLOCK, setAt, signedBlockAnswer } from '../../../harness/chain-simulator/data/commits.js'
+import { CURRENT_EPOCH } from '../../../harness/chain-simulator/data/epochs.js'
+import { startChainSimulator } from '../../../harness/chain-simulator/simulator.js'
+import { serveMain } from '../../fixtures/serve-main.js'
+import { type MainProcess } from '../../../harness/main-process.js'
 import { amplifiedProofBody, deepArrayBody, deepBlockBody } from '../../fixtures/verify/hostile.js'
-import { until } from '../../fixtures/wait.js'
+import { until } from '../../../harness/wait.js'
 
 // The optional routes in the built service as deployed (dist/main.js: no TypeScript loader,
 // whose hundreds of MB would swamp a memory measurement), over real sockets.

@@ -2,8 +2,8 @@ import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
 import {
   HUNDRED_COMMIT_BLOCK, LARGE_COMMIT_BLOCK, SET_CHANGE_BLOCK, SIGNED_BASE, SIGNED_HEIGHTS, setAt
-} from '../../fixtures/chain-simulator/data/commits.js'
-import { CURRENT_EPOCH } from '../../fixtures/chain-simulator/data/epochs.js'
+} from '../../../harness/chain-simulator/data/commits.js'
+import { CURRENT_EPOCH } from '../../../harness/chain-simulator/data/epochs.js'
 import { BLOCKS, INVALID_COMMIT, SETS, flipBase64, gatewayBlock, validatorsAt, type GatewayBlock } from '../../fixtures/verify/route-bodies.js'
 
 // Every verification runs in the worker thread, which starts under the test runner's loader:

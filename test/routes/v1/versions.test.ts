@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
-import { NODE_INFO } from '../../fixtures/chain-simulator/data/node.js'
+import { NODE_INFO } from '../../../harness/chain-simulator/data/node.js'
 
 const NODE_INFO_PATH = '/cosmos/base/tendermint/v1beta1/node_info'
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version
