@@ -154,8 +154,18 @@ if [ "$client_requests" -gt 0 ]; then
   $client_refusal if { sc_http_req_rate(0) gt $client_requests }"
 fi
 if [ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ]; then
-  client_limits='  # no per-client limits (EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS=0, EDGE_API_ROUTER_CLIENT_MAX_REQUESTS=0)'
+  client_limits="$client_limits
+  # no per-client limits (EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS=0, EDGE_API_ROUTER_CLIENT_MAX_REQUESTS=0)"
 fi
+
+# Fair share at the router, with no setting of its own (docs/overload.md): a client holding more
+# than a quarter of a replica's slots (EDGE_API_ROUTER_SERVER_MAXCONN / 4) open, and more than 8
+# (the replicas' floor, src/http/fair-share.ts), is far over its share. Its requests wait behind everyone else's in the queue, and while requests are queued
+# (the pool is saturated) it is refused with the replicas' held 429's shape, so it can never
+# fill the queue and leave the others the queue's 503.
+heavy_connections=$(( server_maxconn / 4 > 8 ? server_maxconn / 4 : 8 ))
+fair_share_rules="  http-request set-priority-class int(1) if { sc_conn_cur(0) gt $heavy_connections }
+  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { queue(edge_api_pool) gt 0 } { sc_conn_cur(0) gt $heavy_connections }"
 
 nl='
 '
@@ -208,7 +218,7 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH=$queue_length_rule CLIENT_LIMITS=$client_limits awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH="$fair_share_rules$nl$queue_length_rule" CLIENT_LIMITS=$client_limits awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
     $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
     $0 == "@QUEUE_LENGTH@" { print ENVIRON["QUEUE_LENGTH"]; next }

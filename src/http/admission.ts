@@ -6,7 +6,7 @@ import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { REAL_CLOCK } from '../clock.js'
 import { clientOf } from './client-identity.js'
-import { FairAdmission } from './fair-admission.js'
+import { FairAdmission, loopLoad } from './fair-admission.js'
 import { DelayAdmission } from './pie.js'
 import type { ShedReason } from '../metrics/labels.js'
 import type { Shedding } from './shedding.js'
@@ -80,7 +80,7 @@ export async function admissionControl (
   // policy would shed is the heaviest clients' (fair-admission.ts).
   const admitted = { count: 0 }
   app.addHook('onRequest', (request, reply, done) => {
-    if (fair.admit(reply, clientOf(request), done, target > 0 && policy.delayMs >= target, policy)) admitted.count++
+    if (fair.admit(reply, clientOf(request), done, loopLoad(policy, target), policy)) admitted.count++
   })
   if (target > 0) feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace })
   return policy

@@ -19,6 +19,15 @@ export const ROWS = 2
  */
 export const RECENT_TICKS = 100
 
+/**
+ * A client far over its share has more in flight than FAR_OVER times the other active
+ * clients' mean (at least one), and more than FAR_OVER_FLOOR: a scraper's hundreds of
+ * connections are; a page that loads five routes at once, beside clients with one request
+ * each in flight, is not; a lone client never is.
+ */
+export const FAR_OVER = 4
+export const FAR_OVER_FLOOR = 8
+
 /** A request's place in the sketch, kept to count it out when it ends. */
 export type Slots = readonly number[]
 
@@ -82,6 +91,15 @@ export class FairShare {
   /** Whether the client at `slots` has more in flight than its share. */
   overShare (slots: Slots): boolean {
     return this.inFlightOf(slots) > this.share
+  }
+
+  /** Whether the client at `slots` is far over its share (FAR_OVER). */
+  farOverShare (slots: Slots): boolean {
+    const others = this.activeClients - 1
+    if (others < 1) return false
+    const own = this.inFlightOf(slots)
+    const othersMean = Math.max(1, (this.#inFlight - own) / others)
+    return own > Math.max(FAR_OVER_FLOOR, FAR_OVER * othersMean)
   }
 
   /** Whether the last sample saw a client over its share: refusals are then that client's, never the others'. */

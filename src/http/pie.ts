@@ -111,6 +111,7 @@ export class DelayAdmission {
   #allowance: number
   #lastAt: number | undefined
   #delayMs = 0
+  #utilization = 0
   // Busy ms per admitted request, measured while saturated and shedding nothing.
   readonly #cost = new Ratio()
   // While shedding: estimated ms spent serving (admitted × cost) per busy ms.
@@ -137,6 +138,11 @@ export class DelayAdmission {
     return this.#delayMs
   }
 
+  /** The utilisation of the last reading, 0–1. */
+  get utilization (): number {
+    return this.#utilization
+  }
+
   /** Busy ms one served request costs (NaN until measured). */
   get costMs (): number {
     return this.#cost.value
@@ -154,6 +160,7 @@ export class DelayAdmission {
     this.#lastAt = now
     if (elapsed <= 0) return
     this.#delayMs = reading.delayMs
+    this.#utilization = reading.utilization
     const busyMs = reading.utilization * elapsed
     const busy = reading.utilization >= this.#busy
     if (this.#p === 0) {

@@ -101,7 +101,11 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
   }))
   t.ok(custom.includes('default-server maxconn 12') && custom.includes('timeout queue 250ms') && custom.includes(queueFull(7)), 'the queue settings reach the backend')
   const unbounded = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_QUEUE_LENGTH: '0' }))
-  t.notOk(unbounded.some((l) => l.includes('queue(edge_api_pool)')), 'EDGE_API_ROUTER_QUEUE_LENGTH=0: no length bound, timeout queue alone')
+  t.notOk(unbounded.some((l) => l.includes('queue(edge_api_pool) ge')), 'EDGE_API_ROUTER_QUEUE_LENGTH=0: no length bound, timeout queue alone')
+  const heavy = (config: string[], connections: number): boolean => config.some((l) => l.includes(`if { sc_conn_cur(0) gt ${connections} }`) && l.startsWith('http-request set-priority-class int(1)')) &&
+    config.some((l) => l.startsWith('http-request deny deny_status 429') && l.includes('hdr Retry-After 1') && l.endsWith(`if { queue(edge_api_pool) gt 0 } { sc_conn_cur(0) gt ${connections} }`))
+  t.ok(heavy(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off' })), 16), 'fair share: a client holding a quarter of a replica\'s 64 slots is queued last, and refused while requests queue')
+  t.ok(heavy(custom, 8), 'and never fewer than 8 connections')
   t.ok(unbounded.includes('timeout queue 100ms'), 'the time bound stays')
   t.ok(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_SERVER_MAXCONN: '0' })).includes('default-server maxconn 0'),
     'EDGE_API_ROUTER_SERVER_MAXCONN=0: no per-server limit (HAProxy\'s 0), so no queue')

@@ -1,52 +1,59 @@
-// Issue 41's scenario on real sockets, directly to a replica (dist/main.js, as deployed, its
-// load shedding on at the default target): twenty polite clients, each from its own loopback
-// address, read four times a second; then one heavy client (a process of its own, one address)
-// runs a closed loop of cache-missing reads on many connections beside them. The polite
-// clients keep their answers; the heavy client's excess is refused with 429 + Retry-After.
-// Arrival order (fairness off) sheds the polite clients in proportion instead.
-import t from 'tap'
-import { Agent, request } from 'undici'
-import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+// Issue 41's scenario on real sockets, as deployed (dist/main.js, its load shedding on at the
+// default target): twenty polite clients, each from its own loopback address and on its own
+// keep-alive connections, read four times a second; then one heavy client (a process of its
+// own, one address) runs a closed loop of cache-missing reads on 1,024 or 4,096 connections
+// beside them, directly and through the router as compose ships it. The polite clients keep
+// their answers and their latency; the heavy client's excess is refused with 429 +
+// Retry-After; alone, the heavy client gets the whole replica. Each side in a process of its
+// own, the chain simulator in this one.
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import t, { type Test } from 'tap'
+import { requireTool } from '../fixtures/deploy/tools.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
-import { startHeavyClient } from '../../harness/heavy-client.js'
+import { Router } from '../../harness/haproxy.js'
+import { freePorts } from '../../harness/ports.js'
 import { serveMain } from '../fixtures/serve-main.js'
+import { startHeavyClient, type HeavyTotals } from '../../harness/heavy-client.js'
+import { until } from '../../harness/wait.js'
 
 const POLITE = 20
 const POLITE_HZ = 4
-const HEAVY_CONNECTIONS = 1024
-const SECONDS = 4
+const ALONE_S = 3
+const BESIDE_S = 4
+const POLITE_CLIENTS = fileURLToPath(new URL('../../harness/polite-clients.mjs', import.meta.url))
+/**
+ * What the suite asserts of the polite clients' p99 beside the heavy one: a guard against
+ * arrival order (seconds, with shedding blind to who causes the load). Issue 41's bound,
+ * 3× alone or alone + 30 ms, is measured and reported (docs/overload.md has the numbers).
+ */
+const SUITE_P99_MS = 600
 
-t.setTimeout(120_000)
+t.setTimeout(240_000)
 
-interface Polite { readonly statuses: number[], readonly ms: number[] }
+interface Phase { readonly statuses: number[], readonly ms: number[] }
 
-/** Twenty clients, 127.0.0.10 onwards, each reading POLITE_HZ times a second for `seconds`. */
-async function politeClients (origin: string, seconds: number): Promise<Polite> {
-  const statuses: number[] = []
-  const ms: number[] = []
-  const until = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: POLITE }, async (_, i) => {
-    const agent = new Agent({ localAddress: `127.0.0.${10 + i}`, connections: 2 })
-    let n = 0
-    // Staggered, so the twenty do not ask in lockstep.
-    await new Promise((resolve) => setTimeout(resolve, (i * 1000) / POLITE / POLITE_HZ))
-    while (performance.now() < until) {
-      const path = n++ % 2 === 0 ? '/v1/epochs/latest' : `/v1/participants/${PARTICIPANTS[i % PARTICIPANTS.length]?.address ?? ''}`
-      const started = performance.now()
-      try {
-        const res = await request(`${origin}${path}`, { dispatcher: agent, headersTimeout: 5000, bodyTimeout: 5000 })
-        await res.body.dump()
-        statuses.push(res.statusCode)
-      } catch {
-        statuses.push(0)
-      }
-      const took = performance.now() - started
-      ms.push(took)
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 / POLITE_HZ - took)))
-    }
-    await agent.destroy()
-  }))
-  return { statuses, ms }
+/** A closed loop of cache-missing reads from 127.0.0.2 on `connections` connections for `seconds`. */
+async function heavyClient (t: Test, origin: string, connections: number, seconds: number): Promise<HeavyTotals> {
+  const heavy = startHeavyClient(origin, '127.0.0.2', connections, seconds)
+  t.teardown(() => heavy.child.kill('SIGKILL'))
+  return heavy.totals
+}
+
+/** The polite clients alone, then beside a heavy client of `connections` (started when they have measured alone). */
+async function politeBesideHeavy (t: Test, origin: string, connections: number): Promise<{ alone: Phase, beside: Phase, heavy: HeavyTotals }> {
+  const accounts = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
+  const polite = spawn(process.execPath, [POLITE_CLIENTS, origin, String(POLITE), String(POLITE_HZ), String(ALONE_S), String(BESIDE_S), ...accounts], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.teardown(() => polite.kill('SIGKILL'))
+  const lines = createInterface({ input: polite.stdout })[Symbol.asyncIterator]()
+  const alone = JSON.parse((await lines.next()).value as string) as Phase
+  // The heavy client runs from just before the polite clients' second of ramp-up to their end.
+  const heavy = heavyClient(t, origin, connections, BESIDE_S + 1.5)
+  polite.stdin.write('go\n')
+  const beside = JSON.parse((await lines.next()).value as string) as Phase
+  return { alone, beside, heavy: await heavy }
 }
 
 function p99 (ms: number[]): number {
@@ -54,40 +61,56 @@ function p99 (ms: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number
 }
 
-t.test('a heavy client of 1024 connections beside twenty polite ones: the polite keep their answers, the heavy excess gets 429', async (t) => {
-  const sim = await startChainSimulator()
-  t.teardown(async () => sim.close())
-  sim.latency(5)
-  const { origin } = await serveMain(t, [sim], { EDGE_API_SHED_DELAY: '20ms' })
-  // Warm: every route's first request compiles its schema.
-  await politeClients(origin, 1)
-
-  const alone = await politeClients(origin, 3)
-  const aloneP99 = p99(alone.ms)
-  // The baseline, whatever this machine's load makes it.
-  t.comment(`alone: ${alone.statuses.length} polite reads, ${JSON.stringify(countBy(alone.statuses))}, p99 ${aloneP99.toFixed(1)} ms`)
-
-  const heavy = startHeavyClient(origin, '127.0.0.2', HEAVY_CONNECTIONS, SECONDS + 1)
-  t.teardown(() => heavy.child.kill('SIGKILL'))
-  // The heavy client's connections are open and looping.
-  await new Promise((resolve) => setTimeout(resolve, 1000))
-  const beside = await politeClients(origin, SECONDS - 1)
-  const heavyTotals = await heavy.totals
-
-  const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
-  const besideP99 = p99(beside.ms)
-  const bound = Math.max(3 * aloneP99, aloneP99 + 30)
-  t.comment(`heavy: ${JSON.stringify(heavyTotals)}`)
-  t.ok(ok / beside.statuses.length >= 0.999, `beside the heavy client: ${ok} of ${beside.statuses.length} polite reads 2xx (${JSON.stringify(countBy(beside.statuses))})`)
-  // Issue 41 asks for p99 ≤ max(3× alone, alone + 30 ms): not met yet (2 s on a quiet run,
-  // the polite reads wait behind the heavy client's served reads), so reported, not asserted.
-  t.comment(`polite p99 ${besideP99.toFixed(1)} ms, alone ${aloneP99.toFixed(1)} ms (issue 41's bound ${bound.toFixed(1)} ms)`)
-  t.ok((heavyTotals.byStatus['429'] ?? 0) > 0, `the heavy client's excess refused with 429 (${heavyTotals.byStatus['429'] ?? 0})`)
-  t.equal(heavyTotals.retryAfter, heavyTotals.byStatus['429'], 'each with Retry-After: 1')
-})
-
 function countBy (values: number[]): Record<number, number> {
   const counts: Record<number, number> = {}
   for (const v of values) counts[v] = (counts[v] ?? 0) + 1
   return counts
 }
+
+/** What issue 41 asks of the polite clients and the heavy one, asserted or reported. */
+function judge (t: Test, { alone, beside, heavy }: { alone: Phase, beside: Phase, heavy: HeavyTotals }, refusedBy: string): void {
+  const aloneP99 = p99(alone.ms)
+  const besideP99 = p99(beside.ms)
+  const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
+  t.comment(`alone: ${alone.statuses.length} polite reads, p99 ${aloneP99.toFixed(1)} ms; heavy: ${JSON.stringify(heavy)}`)
+  t.ok(ok / beside.statuses.length >= 0.999, `beside the heavy client: ${ok} of ${beside.statuses.length} polite reads 2xx (${JSON.stringify(countBy(beside.statuses))})`)
+  t.ok(besideP99 <= SUITE_P99_MS, `polite p99 ${besideP99.toFixed(1)} ms beside the heavy client, alone ${aloneP99.toFixed(1)} ms (suite bound ${SUITE_P99_MS} ms; issue 41's ${Math.max(3 * aloneP99, aloneP99 + 30).toFixed(1)} ms)`)
+  t.ok((heavy.byStatus['429'] ?? 0) > 0, `the heavy client's excess refused with 429 by ${refusedBy} (${heavy.byStatus['429'] ?? 0})`)
+  t.equal(heavy.retryAfter, heavy.byStatus['429'], 'each with Retry-After')
+}
+
+async function simulator (t: Test): Promise<ChainSimulator> {
+  const sim = await startChainSimulator()
+  t.teardown(async () => sim.close())
+  sim.latency(5)
+  return sim
+}
+
+for (const connections of [1024, 4096]) {
+  t.test(`directly to a replica, a heavy client of ${connections} connections beside twenty polite ones: the polite keep their answers and latency, the heavy excess gets 429`, async (t) => {
+    const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms' })
+    judge(t, await politeBesideHeavy(t, origin, connections), 'the replica')
+  })
+}
+
+t.test('through the router as compose ships it, a heavy client of 1024 connections beside twenty polite ones', async (t) => {
+  if (!requireTool(t, 'haproxy', 'fairness through the router')) return
+  const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms', EDGE_API_TRUSTED_PROXIES: '127.0.0.1' })
+  const [port, metricsPort] = await freePorts(2) as [number, number]
+  const router = new Router([new URL(origin).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off' })
+  t.teardown(() => router.stop())
+  await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP', { intervalMs: 100 })
+  judge(t, await politeBesideHeavy(t, router.url, 1024), 'the router and the replica')
+})
+
+t.test('alone, the heavy client gets the whole replica: on 1024 connections as on 64, nothing refused or shed', async (t) => {
+  const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms' })
+  const rounds: Array<{ connections: number, totals: HeavyTotals }> = []
+  // Alternated, twice each: this machine's speed drifts.
+  for (const connections of [64, 1024, 64, 1024]) rounds.push({ connections, totals: await heavyClient(t, origin, connections, 3) })
+  const rate = (connections: number): number => Math.max(...rounds.filter((r) => r.connections === connections).map((r) => r.totals.perSecond))
+  for (const { connections, totals } of rounds) t.same(Object.keys(totals.byStatus), ['404'], `${connections} connections: every read answered, none refused or shed (${JSON.stringify(totals.byStatus)})`)
+  // The rates differ by what the client itself costs on these two cores (1,024 connections
+  // take the load generator more CPU), not by what the replica refuses: reported.
+  t.comment(`answers/s: 1024 connections ${rate(1024).toFixed(0)}, 64 connections ${rate(64).toFixed(0)} (${(rate(1024) / rate(64)).toFixed(2)}×)`)
+})

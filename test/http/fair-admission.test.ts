@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify'
 import t, { type Test } from 'tap'
 import { Agent, request } from 'undici'
 import { loadConfig } from '../../src/config.js'
-import { FairAdmission } from '../../src/http/fair-admission.js'
+import { BUSY_UTILIZATION, FairAdmission, loopLoad } from '../../src/http/fair-admission.js'
 import { HOLD_LIMIT } from '../../src/http/refusal-hold.js'
 import { Shedding } from '../../src/http/shedding.js'
 import { createLogger } from '../../src/logger.js'
@@ -21,7 +21,9 @@ import { until } from '../../harness/wait.js'
 
 const TARGET_MS = 20
 const BEHIND = { delayMs: 4 * TARGET_MS, utilization: 1 }
-const KEEPING_UP = { delayMs: 2, utilization: 1 }
+const KEEPING_UP = { delayMs: 2, utilization: 0.5 }
+// Under the target delay, but the loop nearly always running.
+const BUSY = { delayMs: 2, utilization: 0.95 }
 
 t.setTimeout(60_000)
 
@@ -62,9 +64,11 @@ t.test('behind: the client over its share gets 429 + Retry-After, held that long
   const polite = client(t, origin, '127.0.0.3', 1)
   const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
   await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
-  loop.feed(BEHIND, 10)
-  // The polite client has just been served: it is one of the active clients.
+  // The polite client has just been served: it is one of the active clients, and the next
+  // sample sees the heavy one over its share.
   t.equal((await polite('/v1/status')).status, 200)
+  await until(() => app.fairAdmission.share.uneven, 'the heavy client seen over its share')
+  loop.feed(BEHIND, 10)
 
   const refused = await heavy('/v1/status')
   t.equal(refused.status, 429, 'the heavy client\'s excess')
@@ -79,6 +83,33 @@ t.test('behind: the client over its share gets 429 + Retry-After, held that long
   const metrics = await (await request(`http://127.0.0.1:${metricsPort as number}/metrics`)).body.text()
   t.match(metrics, /edge_api_refusals_total\{reason="fair_share"\} 1\n/)
   t.equal(app.shedding.total.eventLoopDelay ?? 0, 0, 'nothing shed as the replica\'s own overload: a client was over its share')
+})
+
+t.test('busy, not yet behind: the client far over its share gets the held 429, the others are served', async (t) => {
+  const { origin, sim, loop, app } = await replica(t)
+  sim.latency(3000, '/productscience/inference/inference/inference_participant/heavy')
+  const heavy = client(t, origin, '127.0.0.7', 64)
+  const polite = client(t, origin, '127.0.0.8', 1)
+  const lively = client(t, origin, '127.0.0.9', 4)
+  t.equal((await polite('/v1/status')).status, 200)
+  const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
+  await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
+  loop.feed(BUSY, 10)
+  t.equal((await heavy('/v1/status')).status, 429, 'the heavy client\'s next request: its excess')
+  const page = await Promise.all(Array.from({ length: 4 }, async () => lively('/v1/status')))
+  t.same(page.map((r) => r.status), [200, 200, 200, 200], 'a client with a few requests at once is served')
+  t.equal((await polite('/v1/status')).status, 200)
+  loop.feed(KEEPING_UP, 10)
+  t.equal((await heavy('/v1/status')).status, 200, 'keeping up again: the heavy client is served, work-conserving')
+  await Promise.all(inFlight)
+})
+
+t.test('the load of a sample: behind at the target, busy at a quarter of it or nearly always running', async (t) => {
+  t.equal(loopLoad({ delayMs: 20, utilization: 0.1 }, 20), 'behind')
+  t.equal(loopLoad({ delayMs: 5, utilization: 0.1 }, 20), 'busy')
+  t.equal(loopLoad({ delayMs: 4.9, utilization: BUSY_UTILIZATION }, 20), 'busy')
+  t.equal(loopLoad({ delayMs: 4.9, utilization: BUSY_UTILIZATION - 0.01 }, 20), 'keepingUp')
+  t.equal(loopLoad({ delayMs: 500, utilization: 1 }, 0), 'keepingUp', 'no delay-based shedding: never busy nor behind')
 })
 
 t.test('behind with no client over its share: the replica\'s own overload, 503, never 429', async (t) => {
@@ -128,7 +159,7 @@ t.test('a line a period names the top clients by requests and refusals; the shar
   const fair = new FairAdmission({ log, shedding: new Shedding(log), clock, topClientsIntervalMs: 300 })
   fair.start()
   const reply = { raw: { once: () => {} } } as unknown as FastifyReply
-  const served = fair.admit(reply, '10.0.0.1', () => {}, false, { admit: () => true })
+  const served = fair.admit(reply, '10.0.0.1', () => {}, 'keepingUp', { admit: () => true })
   t.ok(served)
   await clock.advance(300)
   t.match(lines, [{ msg: 'top clients', requests: 1, refusals: 0, activeClients: 1, topByRequests: [{ client: '10.0.0.1', count: 1 }] }])

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
+import { FAR_OVER_FLOOR, FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
 
 t.test('a client is over its share when it has more in flight than the mean of the active clients', async (t) => {
   const share = new FairShare()
@@ -32,6 +32,28 @@ t.test('a client is over its share when it has more in flight than the mean of t
   share.sample()
   t.equal(share.activeClients, 0, 'then forgotten')
   t.equal(share.inFlight, 0)
+})
+
+t.test('far over its share: beyond four times the other clients\' mean and the floor; never alone, never a page of a few reads', async (t) => {
+  const share = new FairShare()
+  const scraper = share.slotsOf('10.0.0.1')
+  const others = Array.from({ length: 3 }, (_, i) => share.slotsOf(`10.0.1.${i}`))
+  for (let i = 0; i < 100; i++) share.start(scraper)
+  share.sample()
+  t.notOk(share.farOverShare(scraper), 'alone: never, however many it has in flight')
+  for (const other of others) share.start(other)
+  share.sample()
+  t.ok(share.farOverShare(scraper), '100 in flight beside clients with one each')
+  for (let i = 0; i < 100; i++) share.end(scraper)
+
+  const page = share.slotsOf('10.0.0.2')
+  for (let i = 0; i < 5; i++) share.start(page)
+  share.sample()
+  t.notOk(share.farOverShare(page), 'a page of five reads beside clients with one each: under the floor')
+  for (let i = 0; i < FAR_OVER_FLOOR - 5 + 1; i++) share.start(page)
+  t.ok(share.farOverShare(page), 'past the floor')
+  for (const other of others) for (let i = 0; i < 2; i++) share.start(other)
+  t.notOk(share.farOverShare(page), 'not when the others have a third as many each')
 })
 
 t.test('a million distinct clients leave the memory where it was: a fixed sketch', async (t) => {

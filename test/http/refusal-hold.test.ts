@@ -10,7 +10,7 @@ function reply (sent: string[], name: string): FastifyReply {
 t.test('a refusal is answered once its hold has passed, in order; beyond the limit at once; all at close', async (t) => {
   const clock = new ManualClock()
   const sent: string[] = []
-  const hold = new RefusalHold(1000, 3, clock)
+  const hold = new RefusalHold(1000, 3, clock, () => 0)
   const body = Buffer.from('{}')
   hold.hold(reply(sent, 'a'), body)
   await clock.advance(400)
@@ -31,4 +31,42 @@ t.test('a refusal is answered once its hold has passed, in order; beyond the lim
   t.same(sent, ['d', 'a', 'b', 'c', 'e'], 'released on close')
   await clock.advance(2000)
   t.equal(sent.length, 5, 'and never twice')
+})
+
+t.test('refusals made together come back spread over a second Retry-After, each held at least one, in due order', async (t) => {
+  const clock = new ManualClock()
+  const sent: string[] = []
+  // Drawn in turn: a is held 1.9 s, b 1.2 s, c 1.5 s, d 1.0 s.
+  const draws = [0.9, 0.2, 0.5, 0]
+  const hold = new RefusalHold(1000, 10, clock, () => draws.shift() as number)
+  const body = Buffer.from('{}')
+  for (const name of ['a', 'b', 'c', 'd']) hold.hold(reply(sent, name), body)
+  await clock.advance(999)
+  t.same(sent, [], 'none before its Retry-After')
+  await clock.advance(1)
+  t.same(sent, ['d'], 'the one drawn shortest first, though it came last')
+  await clock.advance(200)
+  t.same(sent, ['d', 'b'])
+  await clock.advance(300)
+  t.same(sent, ['d', 'b', 'c'])
+  await clock.advance(399)
+  t.same(sent, ['d', 'b', 'c'], 'the longest held for its whole draw')
+  await clock.advance(1)
+  t.same(sent, ['d', 'b', 'c', 'a'])
+})
+
+t.test('by default the holds are spread: a thousand refusals made at once are not answered in one instant', async (t) => {
+  const clock = new ManualClock()
+  const sent: string[] = []
+  const hold = new RefusalHold(1000, 2000, clock)
+  for (let i = 0; i < 1000; i++) hold.hold(reply(sent, String(i)), Buffer.from('{}'))
+  await clock.advance(1000)
+  const first = sent.length
+  await clock.advance(500)
+  const half = sent.length
+  // Two Retry-Afters, and the timer's last millisecond.
+  await clock.advance(501)
+  t.ok(first < 50, `at most a few at the first instant (${first})`)
+  t.ok(half > 300 && half < 700, `about half within the first half second after it (${half})`)
+  t.equal(sent.length, 1000, 'all within two Retry-Afters')
 })
