@@ -160,12 +160,13 @@ fi
 
 # Fair share at the router, with no setting of its own (docs/overload.md): a client holding more
 # than a quarter of a replica's slots (EDGE_API_ROUTER_SERVER_MAXCONN / 4) open, and more than 8
-# (the replicas' floor, src/http/fair-share.ts), is far over its share. Its requests wait behind everyone else's in the queue, and while requests are queued
-# (the pool is saturated) it is refused with the replicas' held 429's shape, so it can never
-# fill the queue and leave the others the queue's 503.
+# (the replicas' floor, src/http/fair-share.ts), is far over its share. Its requests wait behind
+# everyone else's in the queue, and while fewer slots than that are free across the pool (nearly
+# saturated) it is refused with the replicas' 429's shape: it never fills the slots and the
+# queue, and leaves the others room instead of the queue's 503.
 heavy_connections=$(( server_maxconn / 4 > 8 ? server_maxconn / 4 : 8 ))
 fair_share_rules="  http-request set-priority-class int(1) if { sc_conn_cur(0) gt $heavy_connections }
-  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { queue(edge_api_pool) gt 0 } { sc_conn_cur(0) gt $heavy_connections }"
+  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { be_conn_free(edge_api_pool) lt $heavy_connections } { sc_conn_cur(0) gt $heavy_connections }"
 
 nl='
 '
