@@ -14,9 +14,8 @@ import { until } from '../../harness/wait.js'
 // block a second. Every stream client sees every height once, in order; no long-poller ever
 // sees a lower height; no request fails; each replica exits 0 within its budget.
 
-// WAITING_TEST_CLIENTS=200 runs the 200 + 200 (measured in docs/waiting.md); the
-// suite's default keeps its share of a shared 2-core machine modest.
-const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 50)
+// The 200 long-pollers + 200 stream clients (WAITING_TEST_CLIENTS sets another count).
+const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 200)
 const BUDGET_MS = 20_000
 const ROUTE = '/v1/epochs/latest'
 
