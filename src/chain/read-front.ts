@@ -1,5 +1,6 @@
 import { BoundedLimit } from '../bounded-limit.js'
 import { ChainBusyError, OverShareError } from '../errors.js'
+import { NO_CLIENT } from '../fair-queue.js'
 import type { Answer, ReadRequest } from './types.js'
 
 // The front of the chain client, above the choice of node: the limiter bounds reads, not
@@ -32,7 +33,8 @@ export class ReadFront {
     this.#read = options.read
   }
 
-  // A coalesced read keeps the trace of the request that started it: its spans are that request's.
+  // A coalesced read keeps the trace and the client of the request that started it: its spans
+  // are that request's, and it waits in the queue as that client's.
   answer (request: ReadRequest): Promise<Answer> {
     if (!this.#coalesce) return this.#limited(request)
     // One upstream read, hedged at most once, however many share it; an unhedged read never
@@ -56,6 +58,6 @@ export class ReadFront {
   }
 
   #limited (request: ReadRequest): Promise<Answer> {
-    return this.#limit.run(async () => this.#read(request))
+    return this.#limit.run(request.client ?? NO_CLIENT, async () => this.#read(request))
   }
 }

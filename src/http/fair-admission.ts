@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { runAsClient } from '../client-context.js'
 import { REAL_CLOCK, type Clock } from '../clock.js'
 import { clientOf } from './client-identity.js'
 import { FairShare } from './fair-share.js'
@@ -14,7 +13,8 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // (refusal-hold.ts); a client under it is served while a heavier one is refused; when no
 // client is over its share, the overload is the replica's own and the refusal a 503 (shedding.ts).
 // The queues further in (the chain reads', the optional routes') are fair by themselves
-// (fair-queue.ts), told the client through client-context.ts. docs/overload.md.
+// (fair-queue.ts), told the client as request.readClient (src/cache/read-context.ts), which
+// the request's chain readers carry down to them. docs/overload.md.
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -82,8 +82,8 @@ export class FairAdmission {
   }
 
   /**
-   * Serves a /v1 request (true: counted in until its response ends, the rest of it run as its
-   * client's) or refuses it. While the replica is `behind` (its event-loop delay at or over the
+   * Serves a /v1 request (true: counted in until its response ends, its chain reads and
+   * verifications queued as its client's) or refuses it. While the replica is `behind` (its event-loop delay at or over the
    * target) a client over its share is refused at once, as its excess (429, held), so the
    * others never wait behind it; what the policy sheds besides is the replica's own overload
    * (503), unless some client is over its share, whose refusals are then the only ones.
@@ -104,7 +104,8 @@ export class FairAdmission {
       return false
     }
     this.#top.requests.add(client)
-    runAsClient(client, done)
+    reply.request.readClient = client
+    done()
     return true
   }
 
