@@ -1,6 +1,5 @@
 import { BoundedLimit } from '../bounded-limit.js'
 import { ChainBusyError, OverShareError } from '../errors.js'
-import { NO_CLIENT } from '../fair-queue.js'
 import type { Answer, ReadRequest } from './types.js'
 
 // The front of the chain client, above the choice of node: the limiter bounds reads, not
@@ -58,6 +57,6 @@ export class ReadFront {
   }
 
   #limited (request: ReadRequest): Promise<Answer> {
-    return this.#limit.run(request.client ?? NO_CLIENT, async () => this.#read(request))
+    return this.#limit.run(request.client, async () => this.#read(request))
   }
 }

@@ -50,8 +50,8 @@ export interface ReadRequest {
   readonly hedged: boolean
   /** The request's trace, handed to each exchange of the read. */
   readonly trace?: ChainTrace | undefined
-  /** The request's client: whose turn the read waits for in the read queue (fair-queue.ts); absent: NO_CLIENT. */
-  readonly client?: string | undefined
+  /** The request's client: whose turn the read waits for in the read queue (fair-queue.ts); NO_CLIENT for no request. */
+  readonly client: string
 }
 
 /**
