@@ -37,7 +37,7 @@ export class Pinning {
 
   /**
    * A reader pinned to the height latest-state answers are served at now, asking the nodes if
-   * need be (ChainHeads.latest; a poll it starts is `context`'s request's). No head confirmed (no node
+   * need be (ChainHeads.latest; a poll it starts is traced as `context`'s). No head confirmed (no node
    * tells its height, the head poll fails or hangs): pinned to the height its first read is
    * answered at if the node tells it, else unpinned, as the Go service read (issue 33).
    */
