@@ -1,9 +1,8 @@
-import { currentClient } from './client-context.js'
 import { FairQueue, type Refusal } from './fair-queue.js'
 
 // A concurrency limit with a bounded queue, the one in edge-api: `concurrency` holders run,
 // up to `queueLimit` more wait their turn in fair order (fair-queue.ts: round robin between
-// the clients waiting, client-context.ts says whose each holder is), and beyond it the
+// the clients waiting, the caller says whose each holder is), and beyond it the
 // heaviest waiting client is refused first, with the caller's error (a 429 when that client
 // was over its share, a 503 + Retry-After when the replica itself is full). The chain client's
 // reads (chain/read-front.ts) and the optional verify routes (http/route-group-limit.ts) are
@@ -33,21 +32,21 @@ export class BoundedLimit {
     this.#waiting = new FairQueue(options.queueLimit)
   }
 
-  /** Resolves with the slot's release once the holder may run; rejects with `busy()` when it is refused a place in the queue. */
-  enter (): Promise<Release> {
+  /** Resolves with the slot's release once `client`'s holder may run; rejects with `busy()` when it is refused a place in the queue. */
+  enter (client: string): Promise<Release> {
     if (this.#active < this.#concurrency) {
       this.#active++
       return Promise.resolve(this.#release())
     }
     return new Promise((resolve, reject) => {
       const refuse = (refusal: Refusal): void => reject(this.#busy(refusal.overShare))
-      this.#waiting.push(currentClient(), resolve, refuse)
+      this.#waiting.push(client, resolve, refuse)
     })
   }
 
-  /** Runs `work` once it has a slot, and gives the slot back when it settles. */
-  async run<T> (work: () => Promise<T>): Promise<T> {
-    const release = await this.enter()
+  /** Runs `client`'s `work` once it has a slot, and gives the slot back when it settles. */
+  async run<T> (client: string, work: () => Promise<T>): Promise<T> {
+    const release = await this.enter(client)
     try {
       return await work()
     } finally {

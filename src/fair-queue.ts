@@ -6,6 +6,9 @@
 // then refused itself. State is bounded by the line's own limit: a FIFO exists only while its
 // client has a waiter, so a million distinct clients never hold more than `limit` entries.
 
+/** The client of work started for no request (head polls, probes, a shared stream's reads): one client of its own. */
+export const NO_CLIENT = ''
+
 /** Why a waiter was refused: `fairShare` when its client was over its share of a line others wait in too. */
 export interface Refusal {
   readonly overShare: boolean

@@ -7,6 +7,7 @@ import { answerKeyOf, keyAt, type KeyOf } from './answer-key.js'
 import { BLOCK_HEIGHT_HEADER, BodyTags, holdsAnswer, matchesTag, tagAnswer, tagOf } from './conditional.js'
 import { MinHeights } from './min-height.js'
 import { IMMUTABLE_CACHE_CONTROL, LATEST_CACHE_CONTROL, ReaderPin } from './pin.js'
+import { decorateReadClient, readContextOf } from './read-context.js'
 import { paramSpellings, routeClass, type RouteClass } from './route-classes.js'
 
 declare module 'fastify' {
@@ -47,6 +48,7 @@ interface CachedRead {
 export async function answerCaching (app: FastifyInstance, options: AnswerCachingOptions): Promise<void> {
   const hooks = new AnswerHooks(options)
   app.decorateRequest('chain', null as unknown as ChainReader)
+  decorateReadClient(app)
   // Each route gets the hooks of its class, bound to it when it is added: a request pays only
   // for what its route needs, and no hook asks Fastify for the route's options (a getter that
   // builds an object on each read).
@@ -92,11 +94,10 @@ class AnswerHooks {
     route.onSend = [(request, reply, payload, done) => { done(null, this.#tags.tagged(request, reply, payload, cacheControl)) }, ...[route.onSend ?? []].flat()]
   }
 
-  // request.chain carries the request's trace down to its chain exchanges (src/tracing/):
-  // otelTrace is absent with tracing off (chain.traced(undefined) is the client itself), null
-  // on an untraced route.
+  // request.chain carries the request's trace down to its chain exchanges (src/tracing/) and
+  // its client down to the read queue (read-context.ts).
   readonly #unpinned = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    request.chain = this.#chain.traced(request.otelTrace ?? undefined)
+    request.chain = this.#chain.unpinned(readContextOf(request))
     done()
   }
 

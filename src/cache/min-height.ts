@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifySchema } from 'fastify'
 import type { ChainClient } from '../chain/client.js'
 import { KEEPS_ALIVE, pause } from '../clock.js'
-import type { ChainReader, ChainTrace } from '../chain/types.js'
+import type { ChainReader, ReadContext } from '../chain/types.js'
 import { badRequest, MinHeightUnavailableError } from '../errors.js'
 import { routeClass } from './route-classes.js'
 
@@ -120,8 +120,8 @@ export class MinHeights {
    * beyond this replica's ceiling (it is behind), or when MIN_HEIGHT_MAX_WAITERS reads wait
    * already; 400 only when `minimum` is absurd (MIN_HEIGHT_ABSURD_FACTOR times the ceiling).
    */
-  async reader (minimum: number, trace: ChainTrace | undefined): Promise<ChainReader> {
-    const latest = await this.#chain.latest(trace)
+  async reader (minimum: number, context: ReadContext): Promise<ChainReader> {
+    const latest = await this.#chain.latest(context)
     // Unpinned while no node tells its height (issue 33): `undefined >= minimum` is false, and
     // the read waits for a poll to confirm a head at the minimum; a height nobody can tell
     // cannot be promised (503).
@@ -129,7 +129,7 @@ export class MinHeights {
     await this.#reach(minimum)
     const heads = this.#chain.heads
     heads.raiseServed(heads.best)
-    return this.#chain.at(heads.served, trace)
+    return this.#chain.at(heads.served, context)
   }
 
   async #reach (minimum: number): Promise<void> {

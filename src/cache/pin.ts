@@ -4,6 +4,7 @@ import type { ChainReader } from '../chain/types.js'
 import type { AnswerCache } from './answer-cache.js'
 import { withFixedReads } from './fixed-reads.js'
 import { MIN_HEIGHT_HEADER, minimumHeight, type MinHeights } from './min-height.js'
+import { readContextOf } from './read-context.js'
 
 // Choosing the reader a cacheable answer is read with (docs/heights-and-cache.md §4, §7).
 
@@ -42,20 +43,20 @@ export class ReaderPin {
     const vary = reply.getHeader('vary')
     reply.header('vary', vary === undefined ? MIN_HEIGHT_HEADER : `${String(vary)}, ${MIN_HEIGHT_HEADER}`)
     reply.header('cache-control', LATEST_CACHE_CONTROL)
-    const trace = request.otelTrace ?? undefined
+    const context = readContextOf(request)
     // A malformed minimum is a 400 before any chain request. With one, the height is known
     // before the first read even with one node and no cache, so a hit, a 304 and a built
     // answer are all at it or later.
     const minimum = minimumHeight(request.headers)
     const reader = minimum !== undefined
-      ? await this.#minHeights.reader(minimum, trace)
-      : this.#cache === undefined ? await this.#chain.reader(trace) : await this.#chain.latest(trace)
+      ? await this.#minHeights.reader(minimum, context)
+      : this.#cache === undefined ? await this.#chain.reader(context) : await this.#chain.latest(context)
     return this.#kept(reader)
   }
 
   fixed (request: FastifyRequest, reply: FastifyReply): ChainReader {
     reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
-    return this.#kept(this.#chain.traced(request.otelTrace ?? undefined))
+    return this.#kept(this.#chain.unpinned(readContextOf(request)))
   }
 
   #kept (reader: ChainReader): ChainReader {

@@ -9,7 +9,7 @@ import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
 import { LATEST_BLOCK_PATH, NODE_INFO_PATH, withQuery } from './paths.js'
 import { HEAD_POLL_TIMEOUT_MS, Pinning, pollHeads } from './pinning.js'
 import { ReadFront } from './read-front.js'
-import { NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadRequest } from './types.js'
+import { NO_CONTEXT, NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadContext, type ReadRequest } from './types.js'
 
 // src/tracing/ imports these from here; their home is types.ts (the tracing rework moves the imports).
 export type { ChainOutcome, ChainTrace, ChainTracer, TracedExchange } from './types.js'
@@ -123,7 +123,7 @@ export class ChainClient implements ChainReader {
       clock: this.clock
     })
     this.#pinning = new Pinning({ heads: this.heads, answer: async (request) => this.#front.answer(request) })
-    this.#unhedged = this.#unhedgedReader(undefined)
+    this.#unhedged = this.#unhedgedReader(NO_CONTEXT)
   }
 
   /** How many chain nodes there are (readiness probes each). */
@@ -135,32 +135,32 @@ export class ChainClient implements ChainReader {
    * GET a gateway path (already percent-encoded, see chainPath) and return its parsed JSON;
    * at `height` when given (x-cosmos-block-height), from a node that is not lagging.
    */
-  async get (path: string, query: Query = {}, height?: number, trace?: ChainTrace): Promise<unknown> {
-    return (await this.#front.answer({ target: withQuery(path, query), height, hedged: true, trace })).value
+  async get (path: string, query: Query = {}, height?: number, context: ReadContext = NO_CONTEXT): Promise<unknown> {
+    return (await this.#front.answer({ target: withQuery(path, query), height, hedged: true, trace: context.trace, client: context.client })).value
   }
 
-  /** A reader whose every read is pinned to `height` (and traced as `trace`'s). */
-  at (height: number, trace?: ChainTrace): ChainReader {
-    return this.#pinning.at(height, trace)
+  /** A reader whose every read is pinned to `height`, its reads `context`'s (traced, queued as its client's). */
+  at (height: number, context: ReadContext = NO_CONTEXT): ChainReader {
+    return this.#pinning.at(height, context)
   }
 
-  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest; a poll it starts is `trace`'s). */
-  async latest (trace?: ChainTrace): Promise<ChainReader> {
-    return this.#pinning.latest(trace)
+  /** A reader pinned to the height latest-state answers are served at now, asking the nodes if need be (ChainHeads.latest; a poll it starts is traced as `context`'s). */
+  async latest (context: ReadContext = NO_CONTEXT): Promise<ChainReader> {
+    return this.#pinning.latest(context)
   }
 
-  /** Unpinned reads traced as `trace`'s: this client itself when there is no trace (tracing off, nothing allocated). */
-  traced (trace: ChainTrace | undefined): ChainReader {
-    return trace === undefined ? this : { height: undefined, get: async (path, query) => this.get(path, query, undefined, trace) }
+  /** Unpinned reads of `context`'s request (its trace, its client's place in the read queue). */
+  unpinned (context: ReadContext): ChainReader {
+    return { height: undefined, get: async (path, query) => this.get(path, query, undefined, context) }
   }
 
-  /** Reads that are not hedged (the optional verify routes' heavy reads, see consensus.ts), traced as `trace`'s. */
-  unhedged (trace?: ChainTrace): ChainReader {
-    return trace === undefined ? this.#unhedged : this.#unhedgedReader(trace)
+  /** Reads that are not hedged (the optional verify routes' heavy reads, see consensus.ts), `context`'s. */
+  unhedged (context?: ReadContext): ChainReader {
+    return context === undefined ? this.#unhedged : this.#unhedgedReader(context)
   }
 
-  #unhedgedReader (trace: ChainTrace | undefined): ChainReader {
-    return { height: undefined, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), hedged: false, trace })).value }
+  #unhedgedReader (context: ReadContext): ChainReader {
+    return { height: undefined, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), hedged: false, trace: context.trace, client: context.client })).value }
   }
 
   /**
@@ -169,16 +169,16 @@ export class ChainClient implements ChainReader {
    * is asked nothing but the answer's own reads. With several: pinned to the best head
    * (latest()), whose poll also tells which node lags.
    */
-  async reader (trace?: ChainTrace): Promise<ChainReader> {
-    return this.nodeCount === 1 ? this.#pinning.firstAnswer(trace) : this.latest(trace)
+  async reader (context: ReadContext = NO_CONTEXT): Promise<ChainReader> {
+    return this.nodeCount === 1 ? this.#pinning.firstAnswer(context) : this.latest(context)
   }
 
   /**
    * A latest-state read at the node's own latest height, from a node that is not lagging;
    * with the height it was answered at, raised to the served height if the node was behind it.
    */
-  async readLatest (path: string, query: Query = {}, trace?: ChainTrace): Promise<Answer> {
-    return this.#pinning.readLatest(path, query, trace)
+  async readLatest (path: string, query: Query = {}, context: ReadContext = NO_CONTEXT): Promise<Answer> {
+    return this.#pinning.readLatest(path, query, context)
   }
 
   /** GET from one node (the first by default), outside the limiter and without coalescing, under its own budget (readiness probes, re-probes of a down node). */

@@ -1,7 +1,7 @@
 import { decodeBase64 } from '../wire/go-base64.js'
 import type { ChainClient } from './client.js'
 import { chainPath } from './paths.js'
-import type { ChainTrace } from './types.js'
+import type { ReadContext } from './types.js'
 
 // CometBFT's consensus data at a height, through the chain's REST gateway
 // (cosmos.base.tendermint.v1beta1): the block, and the validator set in full.
@@ -32,19 +32,19 @@ interface GatewayValidatorSet {
 }
 
 // These are the optional verify routes' heavy reads: never hedged (chain.unhedged), so
-// that a client asking for verifications cannot double their cost to the chain; traced as
-// `trace`'s request's.
+// that a client asking for verifications cannot double their cost to the chain; `context`'s
+// request's (its trace, its client's turn in the read queue).
 
 /** The block at `height` as the gateway encodes it (sdk_block, or block from an older SDK). */
-export async function readBlock (chain: ChainClient, height: bigint, trace?: ChainTrace): Promise<unknown> {
-  const answer = await chain.unhedged(trace).get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height}`) as GatewayBlock
+export async function readBlock (chain: ChainClient, height: bigint, context?: ReadContext): Promise<unknown> {
+  const answer = await chain.unhedged(context).get(chainPath`/cosmos/base/tendermint/v1beta1/blocks/${height}`) as GatewayBlock
   return answer.sdk_block ?? answer.block
 }
 
 /** Every validator of the set at `height`, in the gateway's order. Malformed data throws (a 500). */
-export async function readValidatorSet (chain: ChainClient, height: bigint, trace?: ChainTrace): Promise<ConsensusValidator[]> {
+export async function readValidatorSet (chain: ChainClient, height: bigint, context?: ReadContext): Promise<ConsensusValidator[]> {
   const path = chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`
-  const reader = chain.unhedged(trace)
+  const reader = chain.unhedged(context)
   const page = (offset: number): Promise<GatewayValidatorSet> =>
     reader.get(path, { 'pagination.offset': String(offset), 'pagination.limit': String(PAGE) }) as Promise<GatewayValidatorSet>
 

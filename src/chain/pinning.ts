@@ -1,7 +1,7 @@
 import type { ChainHeads } from './heights.js'
 import type { ChainNodes } from './nodes.js'
 import { withQuery } from './paths.js'
-import type { Answer, ChainReader, ChainTrace, Query, ReadRequest } from './types.js'
+import type { Answer, ChainReader, ChainTrace, Query, ReadContext, ReadRequest } from './types.js'
 
 // Heights and pinning (docs/heights-and-cache.md): the readers whose reads are pinned to one
 // height, the latest-state read that is never served below a height served before, and the
@@ -30,25 +30,25 @@ export class Pinning {
     this.#answer = options.answer
   }
 
-  /** A reader whose every read is pinned to `height` (and traced as `trace`'s). */
-  at (height: number, trace: ChainTrace | undefined): ChainReader {
-    return { height, get: async (path, query = {}) => this.#get(path, query, height, trace) }
+  /** A reader whose every read is pinned to `height` (and its reads `context`'s). */
+  at (height: number, context: ReadContext): ChainReader {
+    return { height, get: async (path, query = {}) => this.#get(path, query, height, context) }
   }
 
   /**
    * A reader pinned to the height latest-state answers are served at now, asking the nodes if
-   * need be (ChainHeads.latest; a poll it starts is `trace`'s). No head confirmed (no node
+   * need be (ChainHeads.latest; a poll it starts is traced as `context`'s). No head confirmed (no node
    * tells its height, the head poll fails or hangs): pinned to the height its first read is
    * answered at if the node tells it, else unpinned, as the Go service read (issue 33).
    */
-  async latest (trace: ChainTrace | undefined): Promise<ChainReader> {
-    const height = await this.#heads.latest(trace)
-    return height === undefined ? this.firstAnswer(trace) : this.at(height, trace)
+  async latest (context: ReadContext): Promise<ChainReader> {
+    const height = await this.#heads.latest(context.trace)
+    return height === undefined ? this.firstAnswer(context) : this.at(height, context)
   }
 
   /** A reader pinned to the height its first read is answered at (FirstAnswerPin). */
-  firstAnswer (trace: ChainTrace | undefined): ChainReader {
-    return new FirstAnswerPin(this, trace)
+  firstAnswer (context: ReadContext): ChainReader {
+    return new FirstAnswerPin(this, context)
   }
 
   /**
@@ -56,18 +56,18 @@ export class Pinning {
    * with the height it was answered at, read again at the served height if the node was
    * behind it, or told a height no node's head is (ChainHeads.raiseServed).
    */
-  async readLatest (path: string, query: Query, trace: ChainTrace | undefined): Promise<Answer> {
-    const answer = await this.#answer({ target: withQuery(path, query), latest: true, hedged: true, trace })
+  async readLatest (path: string, query: Query, context: ReadContext): Promise<Answer> {
+    const answer = await this.#answer({ target: withQuery(path, query), latest: true, hedged: true, trace: context.trace, client: context.client })
     if (answer.height === undefined) return answer
     this.#heads.raiseServed(answer.height)
     const served = this.#heads.served
     // Nothing served yet and the answer's height not counted (one implausible answer): as it is.
     if (served === answer.height || served === 0) return answer
-    return { value: await this.#get(path, query, served, trace), height: served }
+    return { value: await this.#get(path, query, served, context), height: served }
   }
 
-  async #get (path: string, query: Query, height: number, trace: ChainTrace | undefined): Promise<unknown> {
-    return (await this.#answer({ target: withQuery(path, query), height, hedged: true, trace })).value
+  async #get (path: string, query: Query, height: number, context: ReadContext): Promise<unknown> {
+    return (await this.#answer({ target: withQuery(path, query), height, hedged: true, trace: context.trace, client: context.client })).value
   }
 }
 
@@ -77,13 +77,13 @@ export class Pinning {
  */
 class FirstAnswerPin implements ChainReader {
   readonly #pinning: Pinning
-  readonly #trace: ChainTrace | undefined
+  readonly #context: ReadContext
   #height: number | undefined
   #first: Promise<unknown> | undefined
 
-  constructor (pinning: Pinning, trace: ChainTrace | undefined) {
+  constructor (pinning: Pinning, context: ReadContext) {
     this.#pinning = pinning
-    this.#trace = trace
+    this.#context = context
   }
 
   get height (): number | undefined {
@@ -91,12 +91,12 @@ class FirstAnswerPin implements ChainReader {
   }
 
   async get (path: string, query: Query = {}): Promise<unknown> {
-    if (this.#height !== undefined) return this.#pinning.at(this.#height, this.#trace).get(path, query)
+    if (this.#height !== undefined) return this.#pinning.at(this.#height, this.#context).get(path, query)
     if (this.#first !== undefined) {
       await this.#first.catch(() => {})
       return this.get(path, query)
     }
-    const first = this.#pinning.readLatest(path, query, this.#trace)
+    const first = this.#pinning.readLatest(path, query, this.#context)
     this.#first = first
     try {
       const answer = await first

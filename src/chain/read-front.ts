@@ -32,7 +32,8 @@ export class ReadFront {
     this.#read = options.read
   }
 
-  // A coalesced read keeps the trace of the request that started it: its spans are that request's.
+  // A coalesced read keeps the trace and the client of the request that started it: its spans
+  // are that request's, and it waits in the queue as that client's.
   answer (request: ReadRequest): Promise<Answer> {
     if (!this.#coalesce) return this.#limited(request)
     // One upstream read, hedged at most once, however many share it; an unhedged read never
@@ -56,6 +57,6 @@ export class ReadFront {
   }
 
   #limited (request: ReadRequest): Promise<Answer> {
-    return this.#limit.run(async () => this.#read(request))
+    return this.#limit.run(request.client, async () => this.#read(request))
   }
 }

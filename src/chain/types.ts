@@ -6,6 +6,7 @@ import {
   ChainTimeoutError,
   type HttpError
 } from '../errors.js'
+import { NO_CLIENT } from '../fair-queue.js'
 import type { HedgeResult, HedgeSkip } from './hedging.js'
 
 // What the chain client's parts (docs/layout.md, src/chain/) and its users share: the reader
@@ -49,7 +50,23 @@ export interface ReadRequest {
   readonly hedged: boolean
   /** The request's trace, handed to each exchange of the read. */
   readonly trace?: ChainTrace | undefined
+  /** The request's client: whose turn the read waits for in the read queue (fair-queue.ts); NO_CLIENT for no request. */
+  readonly client: string
 }
+
+/**
+ * Whose a reader's reads are: the request's trace and its client, carried as arguments from
+ * the request down to the read queue, as the trace is. Not AsyncLocalStorage: on Node 20 its
+ * promise hook costs every promise of the process (docs/overload.md).
+ */
+export interface ReadContext {
+  readonly trace?: ChainTrace | undefined
+  /** Required: a reader says whose its reads are, NO_CLIENT when nobody's. */
+  readonly client: string
+}
+
+/** The context of reads for no request (background work, probes): untraced, NO_CLIENT's. */
+export const NO_CONTEXT: ReadContext = { client: NO_CLIENT }
 
 /**
  * How one exchange with one node ended (a metrics label: few values, never an address);

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { runAsClient } from '../client-context.js'
 import { REAL_CLOCK, type Clock } from '../clock.js'
 import { clientOf } from './client-identity.js'
 import { FairShare } from './fair-share.js'
@@ -17,7 +16,8 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // than behind: what it takes past that point is the others' latency (measured beside a closed
 // loop of 1,024 connections: the polite clients' p50 from 18-22 ms to 4-5 ms; docs/overload.md).
 // The queues further in (the chain reads', the optional routes') are fair by themselves
-// (fair-queue.ts), told the client through client-context.ts. docs/overload.md.
+// (fair-queue.ts), told the client as request.readClient (src/cache/read-context.ts), which
+// the request's chain readers carry down to them. docs/overload.md.
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -101,10 +101,10 @@ export class FairAdmission {
   }
 
   /**
-   * Serves a /v1 request (true: counted in until its response ends, the rest of it run as its
-   * client's) or refuses it. While the replica is `behind` a client over its share is refused
-   * at once, as its excess (429, held), so the others never wait behind it, and while it is
-   * `busy` a client far over its share is; what the policy sheds besides is the replica's own
+   * Serves a /v1 request (true: counted in until its response ends, its chain reads and
+   * verifications queued as its client's) or refuses it. While the replica is `behind` a
+   * client over its share is refused at once, as its excess (429, held), so the others never
+   * wait behind it, and while it is `busy` a client far over its share is; what the policy sheds besides is the replica's own
    * overload (503), unless some client is over its share, whose refusals are then the only ones.
    */
   admit (reply: FastifyReply, client: string, done: HookHandlerDoneFunction, load: LoopLoad, policy: { admit (): boolean }): boolean {
@@ -123,7 +123,8 @@ export class FairAdmission {
       return false
     }
     this.#top.requests.add(client)
-    runAsClient(client, done)
+    reply.request.readClient = client
+    done()
     return true
   }
 

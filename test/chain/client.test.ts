@@ -1,9 +1,11 @@
 import t from 'tap'
 import { ChainClient } from '../../src/chain/client.js'
-import { ChainTimeoutError } from '../../src/errors.js'
+import { NO_CONTEXT, type ReadContext } from '../../src/chain/types.js'
+import { ChainTimeoutError, OverShareError } from '../../src/errors.js'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChain } from '../fixtures/chain.js'
 import { NODE_INFO } from '../../harness/chain-simulator/data/node.js'
+import { until } from '../../harness/wait.js'
 
 // The client as its users see it: probes, node state, the queue. Each part has its own test
 // file (exchange, deadline, read-front, failover, hedged-read, pinning, paths).
@@ -43,4 +45,27 @@ t.test('a refused node and its failover are two exchanges, by node; nodesUp and 
   t.equal(client.queued, 2, 'one read in flight (concurrency 1), two waiting')
   await Promise.all(reads)
   t.equal(client.queued, 0)
+})
+
+t.test('every reader waits in the read queue as its context\'s client: with the queue full of one client\'s reads, another\'s takes the place of the newest', async (t) => {
+  const { chain: client, sim } = await startChain(t, { concurrency: 1, queueLimit: 2, coalesce: false })
+  await client.latest(NO_CONTEXT)
+  const height = client.heads.served
+  const readers: Record<string, (context: ReadContext) => Promise<unknown>> = {
+    get: async (context) => client.get(NODE, {}, undefined, context),
+    at: async (context) => client.at(height, context).get(NODE),
+    latest: async (context) => (await client.latest(context)).get(NODE),
+    reader: async (context) => (await client.reader(context)).get(NODE),
+    readLatest: async (context) => (await client.readLatest(NODE, {}, context)).value,
+    unpinned: async (context) => client.unpinned(context).get(NODE),
+    unhedged: async (context) => client.unhedged(context).get(NODE)
+  }
+  sim.latency(40, NODE)
+  for (const [name, read] of Object.entries(readers)) {
+    // One read running, two waiting: the queue is full.
+    const heavy = [0, 1, 2].map(async () => read({ client: 'heavy' }).then(() => 'served', (err: unknown) => err))
+    await until(() => client.queued === 2, `${name}: the queue full of the heavy client's reads`)
+    t.same(await read({ client: 'polite' }), NODE_INFO, `${name}: the other client's read let in`)
+    t.match(await Promise.all(heavy), ['served', 'served', OverShareError], `${name}: the heavy client's newest refused as its excess`)
+  }
 })

@@ -6,6 +6,7 @@ import { readBlock, readValidatorSet } from '../../src/chain/consensus.js'
 import { BURST, type HedgeResult, type HedgeSkip } from '../../src/chain/hedging.js'
 import { OVERTAKEN_DEMOTES_MS, type NodeLog } from '../../src/chain/nodes.js'
 import { ChainStatusError, ChainUnavailableError } from '../../src/errors.js'
+import { NO_CLIENT } from '../../src/fair-queue.js'
 import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { SIGNED_BASE } from '../../harness/chain-simulator/data/commits.js'
 import { EPOCH_INFO } from '../../harness/chain-simulator/data/epochs.js'
@@ -92,7 +93,7 @@ let serial = 0
 /** A request's trace, as src/tracing/ would give the client: every read of these cases carries it. */
 const REQUEST: ChainTrace = { request: 1 }
 /** Each read distinct (a query the simulator ignores), so none is coalesced away. */
-const read = async (client: ChainClient, height?: number): Promise<unknown> => client.get(READ, { n: String(++serial) }, height, REQUEST)
+const read = async (client: ChainClient, height?: number): Promise<unknown> => client.get(READ, { n: String(++serial) }, height, { trace: REQUEST, client: NO_CLIENT })
 
 const sleep = async (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -315,7 +316,7 @@ t.test('identical concurrent reads share one upstream read and one hedge', async
 t.test('an unhedged read carries its trace to its one attempt, and is never hedged', async (t) => {
   const { a, b, client, clock, seen } = await hedgedPair(t)
   a.latency(100, READ)
-  const answer = client.unhedged(REQUEST).get(READ)
+  const answer = client.unhedged({ trace: REQUEST, client: NO_CLIENT }).get(READ)
   await until(() => a.count(READ) === 1, 'the read reaches node 1')
   await clock.advance(UNKNOWN_DELAY)
   t.same(await answer, EPOCH_INFO)

@@ -158,7 +158,7 @@ t.test('a line a period names the top clients by requests and refusals; the shar
   const log = { info: (fields: object, msg: string) => { lines.push({ ...fields, msg }) } }
   const fair = new FairAdmission({ log, shedding: new Shedding(log), clock, topClientsIntervalMs: 300 })
   fair.start()
-  const reply = { raw: { once: () => {} } } as unknown as FastifyReply
+  const reply = { raw: { once: () => {} }, request: {} } as unknown as FastifyReply
   const served = fair.admit(reply, '10.0.0.1', () => {}, 'keepingUp', { admit: () => true })
   t.ok(served)
   await clock.advance(300)

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Release } from '../../bounded-limit.js'
+import { readContextOf } from '../../cache/read-context.js'
 import type { ChainClient } from '../../chain/client.js'
 import { readValidatorSet } from '../../chain/consensus.js'
 import type { BlockWithCommit, Commit } from '../../cometbft/types.js'
@@ -59,7 +60,7 @@ export function admitVerifications (app: FastifyInstance, options: VerifyAdmissi
   })
   // Once the body has arrived; for verify-block, before it is parsed (its own hook comes after this one).
   app.addHook('preValidation', async (request, reply) => {
-    const release = await admission.enter()
+    const release = await admission.enter(request.readClient)
     if (clientLeft(request)) {
       // The client left while waiting for a slot: pass it on and do nothing for it.
       release()
@@ -97,11 +98,11 @@ export async function inWorker<T> (request: FastifyRequest, what: string, work: 
   }
 }
 
-/** The chain's validator set that signed `commit`: the set at the commit's own height (built in the worker), read in `request`'s trace. */
+/** The chain's validator set that signed `commit`: the set at the commit's own height (built in the worker), read as `request`'s (its trace, its client's turn). */
 export async function signersOf (chain: ChainClient, commit: Commit, request: FastifyRequest): Promise<readonly ValidatorInput[] | undefined> {
   // Height 0 has no validator set (the first block's last commit is empty), so nothing signed it.
   if (commit.height < 1n) return undefined
-  return await readValidatorSet(chain, commit.height, request.otelTrace ?? undefined)
+  return await readValidatorSet(chain, commit.height, readContextOf(request))
 }
 
 /** Checks the block's last commit against the set of `validators` in the worker thread; 400 with Go's message when it does not verify. */

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
+import { readContextOf } from '../../cache/read-context.js'
 import type { ChainClient } from '../../chain/client.js'
 import { readBlock } from '../../chain/consensus.js'
 import { activeParticipantsKey } from '../../chain/active-participants.js'
@@ -115,7 +116,7 @@ const debugRoutes: FastifyPluginAsyncTypebox<{ readonly chain: ChainClient }> = 
   }, async (request, reply) => {
     const height = BigInt(request.params.height)
     if (height > 2n ** 63n - 1n) throw badRequest(invalidParameter('height', HEIGHT_RULE))
-    const block = decodeCommittedBlock(await readBlock(chain, height, request.otelTrace ?? undefined))
+    const block = decodeCommittedBlock(await readBlock(chain, height, readContextOf(request)))
     await checkCommit(request, 'block signature verification failed', block, await signersOf(chain, block.lastCommit, request))
     return reply.type('text/plain; charset=utf-8').send(VERIFIED)
   })

@@ -68,3 +68,16 @@ t.test('a client that leaves while the chain is read gets no verification done',
   await until(dropped, 'the verification dropped, logged as the client\'s doing')
   t.notOk(smallLogs.some((l) => l.level === 50), 'no error logged')
 })
+
+t.test('the routes\' queue is fair between clients: with it full of one client\'s, another\'s takes the place of its newest (429)', async (t) => {
+  const { app: small, sim: slowSim } = await buildTestApp(t, { env: { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' }, verifyTuning: { concurrency: 1, queueLimit: 2 } })
+  slowSim.latency(300, SETS)
+  const url = `/v1/debug/verify/${SIGNED_BASE + 2}`
+  const heavy = [0, 1, 2].map(async () => small.inject({ url, remoteAddress: '127.0.0.5' }))
+  await until(() => slowSim.count(BLOCKS) === 1, 'the heavy client\'s first verification running')
+  await sleep(50)
+  const polite = await small.inject({ url, remoteAddress: '127.0.0.6' })
+  t.equal(polite.statusCode, 200, 'the other client\'s verification was let in and done')
+  const statuses = (await Promise.all(heavy)).map((r) => r.statusCode)
+  t.same(statuses, [200, 200, 429], 'the heavy client\'s newest made room, refused as its excess')
+})
