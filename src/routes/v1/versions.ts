@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { BuildInfo } from '../../build-info.js'
 import { NODE_INFO_PATH } from '../../chain/paths.js'
+import { ChainBusyError, OverShareError } from '../../errors.js'
 import { ErrorBody } from './schemas.js'
 
 const VersionInfo = Type.Object({
@@ -47,6 +48,9 @@ export const versions: FastifyPluginAsyncTypebox<{ build: BuildInfo }> = async (
       // request.chain: the client's unpinned reads, carrying the request's trace (src/cache/http-cache.ts).
       answer = await request.chain.get(NODE_INFO_PATH) as GatewayNodeInfo | null
     } catch (err) {
+      // A full read queue is this replica's load or this client's excess, not the node's
+      // failure: the 503 or held 429 every other route answers (error-handler.ts).
+      if (err instanceof ChainBusyError || err instanceof OverShareError) throw err
       request.log.warn({ err }, 'failed to get node info')
       return reply.code(500).send({ error: 'failed to get node info' })
     }

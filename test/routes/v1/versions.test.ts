@@ -80,3 +80,16 @@ t.test('GET /v1/versions is documented with its own error body', async (t) => {
   t.same(Object.keys(responses['500'].content['application/json'].schema.properties), ['error'])
   t.same(Object.keys(responses['200'].content['application/json'].schema.properties), ['timestamp', 'api_version', 'node_version'])
 })
+
+t.test('GET /v1/versions refused by a full read queue answers as every route does (503 + Retry-After), not the node\'s 500', async (t) => {
+  const { app, sim } = await buildTestApp(t, { env: { EDGE_API_CHAIN_CONCURRENCY: '1', EDGE_API_CHAIN_TIMEOUT: '1s' } })
+  sim.hang()
+  // One read in flight and the queue (16 × the concurrency) full behind it, each a read of its
+  // own from a client of its own: none is over its share, the next is the replica's own overload.
+  const held = Array.from({ length: 17 }, async (_, i) => app.inject({ url: `/v1/participants/gonka1held${i}`, remoteAddress: `10.0.0.${i + 1}` }))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const refused = await app.inject({ url: '/v1/versions', remoteAddress: '10.0.1.1' })
+  t.equal(refused.statusCode, 503, refused.body)
+  t.equal(refused.headers['retry-after'], '1')
+  await Promise.all(held)
+})
