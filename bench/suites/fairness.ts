@@ -1,56 +1,17 @@
 // Benchmark 16: fair share under overload (issue 41). Twenty polite clients, each from its own
-// loopback address, read /v1/epochs/latest and /v1/participants/{address} four times a second;
-// then one heavy client (a process of its own, one address) runs a closed loop of cache-missing
-// reads on 256, 1024 and 4096 connections beside them, directly to one replica (dist/main.js,
+// loopback address and keep-alive connections, read /v1/epochs/latest and /v1/participants/{address}
+// four times a second; then one heavy client (a process of its own, one address) runs a closed loop
+// of cache-missing reads on 256, 1024 and 4096 connections beside them (harness/polite-beside-heavy.ts,
+// the scenario test/e2e/fair-share.test.ts asserts), directly to one replica (dist/main.js,
 // shedding at its default target, the chain 5 ms away). This build against another build (the
 // round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side.
 // Through the router the replica tells clients apart only with EDGE_API_TRUSTED_PROXIES.
 import { existsSync } from 'node:fs'
-import { Agent, request } from 'undici'
-import { PARTICIPANTS } from '../../harness/chain-simulator/data/participants.js'
-import { startHeavyClient, type HeavyTotals } from '../../harness/heavy-client.js'
+import { p99, POLITE, politeBesideHeavy, politeBound } from '../../harness/polite-beside-heavy.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
 import { round } from '../lib/stats.js'
 import type { Context } from './context.js'
-
-const POLITE = 20
-const POLITE_HZ = 4
-
-interface PoliteResult { readonly total: number, readonly ok: number, readonly p99: number }
-
-async function politeClients (origin: string, seconds: number): Promise<PoliteResult> {
-  const statuses: number[] = []
-  const ms: number[] = []
-  const until = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: POLITE }, async (_, i) => {
-    const agent = new Agent({ localAddress: `127.0.0.${10 + i}`, connections: 2 })
-    await new Promise((resolve) => setTimeout(resolve, (i * 1000) / POLITE / POLITE_HZ))
-    for (let n = 0; performance.now() < until; n++) {
-      const path = n % 2 === 0 ? '/v1/epochs/latest' : `/v1/participants/${PARTICIPANTS[i % PARTICIPANTS.length]?.address ?? ''}`
-      const started = performance.now()
-      try {
-        const res = await request(`${origin}${path}`, { dispatcher: agent, headersTimeout: 10_000, bodyTimeout: 10_000 })
-        await res.body.dump()
-        statuses.push(res.statusCode)
-      } catch {
-        statuses.push(0)
-      }
-      ms.push(performance.now() - started)
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 / POLITE_HZ - (performance.now() - started))))
-    }
-    await agent.destroy()
-  }))
-  const sorted = ms.sort((a, b) => a - b)
-  return { total: statuses.length, ok: statuses.filter((s) => s >= 200 && s < 300).length, p99: sorted[Math.floor(sorted.length * 0.99)] ?? Number.NaN }
-}
-
-async function besideHeavy (origin: string, connections: number, seconds: number): Promise<{ polite: PoliteResult, heavy: HeavyTotals }> {
-  const heavy = startHeavyClient(origin, '127.0.0.2', connections, seconds + 1)
-  await new Promise((resolve) => setTimeout(resolve, 1000))
-  const polite = await politeClients(origin, seconds - 1)
-  return { polite, heavy: await heavy.totals }
-}
 
 export async function fairness (ctx: Context): Promise<SuiteResult> {
   const started = performance.now()
@@ -66,23 +27,20 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
       for (const [side, main] of sides) {
         process.stderr.write(`bench 16: ${side}, heavy ${connections}\n`)
         const server = await startMain(ctx.sim.url, { EDGE_API_SHED_DELAY: '20ms' }, 'ignore', main)
+        const children: Array<() => void> = []
         try {
-          process.stderr.write('bench 16: warm\n')
-          await politeClients(server.url, 1)
-          process.stderr.write('bench 16: alone\n')
-          const alone = await politeClients(server.url, seconds - 1)
-          process.stderr.write('bench 16: beside\n')
-          const { polite, heavy } = await besideHeavy(server.url, connections, seconds)
-          raw[`${side} ${connections}`] = { alone, polite, heavy }
-          const bound = Math.max(3 * alone.p99, alone.p99 + 30)
+          const { alone, beside, heavy } = await politeBesideHeavy(server.url, connections, seconds - 1, seconds - 1, (kill) => children.push(kill))
+          const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
+          raw[`${side} ${connections}`] = { alone: { p99: p99(alone.ms) }, beside: { total: beside.statuses.length, ok, p99: p99(beside.ms) }, heavy }
           rows.push({
             item: '16',
-            what: `${side}, directly: 20 polite clients beside a heavy one of ${connections} connections: polite 2xx, p99 (alone); heavy answers/s by status`,
-            value: `${polite.ok}/${polite.total}, ${round(polite.p99, 0)} ms (${round(alone.p99, 0)} ms); ${round(heavy.perSecond, 0)}/s ${JSON.stringify(heavy.byStatus)}`,
+            what: `${side}, directly: ${POLITE} polite clients beside a heavy one of ${connections} connections: polite 2xx, p99 (alone); heavy answers/s by status`,
+            value: `${ok}/${beside.statuses.length}, ${round(p99(beside.ms), 0)} ms (${round(p99(alone.ms), 0)} ms); ${round(heavy.perSecond, 0)}/s ${JSON.stringify(heavy.byStatus)}`,
             goal: 'polite ≥ 99.9% 2xx, p99 ≤ max(3× alone, alone + 30 ms); heavy refused 429',
-            met: polite.ok >= 0.999 * polite.total && polite.p99 <= bound && (heavy.byStatus['429'] ?? 0) > 0
+            met: ok >= 0.999 * beside.statuses.length && p99(beside.ms) <= politeBound(p99(alone.ms)) && (heavy.byStatus['429'] ?? 0) > 0
           })
         } finally {
+          for (const kill of children) kill()
           await server.stop()
         }
       }

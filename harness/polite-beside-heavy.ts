@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { PARTICIPANTS } from './chain-simulator/data/participants.js'
+import { startHeavyClient, type HeavyTotals } from './heavy-client.js'
+
+// Issue 41's scenario, shared by its test (test/e2e/fair-share.test.ts) and benchmark 16: twenty
+// polite clients (polite-clients.mjs, a process of their own, each on its own address and
+// keep-alive connections, four reads a second) measure alone, then beside one heavy client
+// (heavy-client.ts) started once they have.
+
+const POLITE_CLIENTS = fileURLToPath(new URL('./polite-clients.mjs', import.meta.url))
+export const POLITE = 20
+const POLITE_HZ = 4
+
+/** Every read of a phase: its status (0: no answer) and milliseconds. */
+export interface Phase { readonly statuses: number[], readonly ms: number[] }
+
+export interface PoliteBesideHeavy {
+  readonly alone: Phase
+  readonly beside: Phase
+  readonly heavy: HeavyTotals
+}
+
+/**
+ * The polite clients alone for `aloneS`, then beside a heavy client of `connections` from
+ * 127.0.0.2 for `besideS` (the heavy one starts a second before, and ends after them).
+ * `onChild` is handed each child process, to be killed if the caller gives up.
+ */
+export async function politeBesideHeavy (origin: string, connections: number, aloneS: number, besideS: number, onChild: (kill: () => void) => void): Promise<PoliteBesideHeavy> {
+  const accounts = PARTICIPANTS.map((p) => `/v1/participants/${p.address}`)
+  const polite = spawn(process.execPath, [POLITE_CLIENTS, origin, String(POLITE), String(POLITE_HZ), String(aloneS), String(besideS), ...accounts], { stdio: ['pipe', 'pipe', 'inherit'] })
+  onChild(() => polite.kill('SIGKILL'))
+  const lines = createInterface({ input: polite.stdout })[Symbol.asyncIterator]()
+  const alone = JSON.parse((await lines.next()).value as string) as Phase
+  const heavy = startHeavyClient(origin, '127.0.0.2', connections, besideS + 1.5)
+  onChild(() => heavy.child.kill('SIGKILL'))
+  polite.stdin.write('go\n')
+  const beside = JSON.parse((await lines.next()).value as string) as Phase
+  return { alone, beside, heavy: await heavy.totals }
+}
+
+/** The 99th percentile of `ms`. */
+export function p99 (ms: readonly number[]): number {
+  const sorted = [...ms].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number
+}
+
+/** Issue 41's bound on the polite clients' p99 beside the heavy one: 3× alone, or alone + 30 ms. */
+export function politeBound (aloneP99: number): number {
+  return Math.max(3 * aloneP99, aloneP99 + 30)
+}
