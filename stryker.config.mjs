@@ -16,6 +16,9 @@ const picked = (process.env.MUTATE ?? Object.keys(MODULES).join(',')).split(',')
 const unknown = picked.filter((name) => !(name in MODULES))
 if (unknown.length > 0) throw new Error(`MUTATE: unknown module(s) ${unknown.join(', ')}`)
 
+// One report per set of modules, so that runs of different modules do not overwrite each other.
+const reportName = picked.map((name) => name.replace('/', '-')).join('+')
+
 export default {
   testRunner: 'command',
   commandRunner: {
@@ -24,10 +27,11 @@ export default {
   },
   mutate: picked.map((name) => `src/${name}.ts`),
   ignorePatterns: ['dist', 'bench/results', 'reports', '.tap', 'docs'],
-  concurrency: 2,
+  // One mutant at a time by default: the cores are shared (STRYKER_CONCURRENCY raises it).
+  concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
   timeoutMS: 20000,
   reporters: ['clear-text', 'progress', 'json', 'html'],
-  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
-  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: `reports/mutation/${reportName}.json` },
+  htmlReporter: { fileName: `reports/mutation/${reportName}.html` },
   tempDirName: '.stryker-tmp'
 }
