@@ -2,17 +2,37 @@
 // each mutant runs only the unit tests of the module it lives in, through the project's own
 // TypeScript loader without tap's runner (`node --import=strip-types <file>`: 0.6 s a file
 // instead of 15 s; a failing tap file exits non-zero), one mutant at a time. MUTATE picks the modules (comma-separated
-// keys of MODULES); the default is the pure modules.
+// keys of MODULES); the default is the modules whose tests need neither redis-server nor an app.
 const MODULES = {
+  'cache/answer-cache': ['test/cache/answer-cache.test.ts'],
   'cache/answer-key': ['test/cache/answer-key.test.ts'],
   'cache/conditional': ['test/cache/conditional.test.ts'],
-  'chain/heights-state': ['test/chain/heights-state.test.ts'],
+  'cache/fixed-reads': ['test/cache/fixed-reads.test.ts'],
+  // Its own test is process-level (dist/main.js, built before any mutant): the in-process app's.
+  'cache/http-cache': ['test/cache/routes-cached.test.ts'],
+  'cache/min-height': ['test/cache/min-height.test.ts'],
+  'cache/pin': ['test/cache/pin.test.ts'],
+  'cache/route-classes': ['test/cache/route-classes.test.ts'],
+  'chain/head-poll-scheduler': ['test/chain/head-poll-scheduler.test.ts'],
   'chain/head-table': ['test/chain/head-table.test.ts'],
+  'chain/heights': ['test/chain/heights.test.ts'],
+  'chain/heights-state': ['test/chain/heights-state.test.ts'],
   'chain/served-floor': ['test/chain/served-floor.test.ts'],
+  'lifecycle/drain': ['test/lifecycle/drain.test.ts'],
+  'lifecycle/http-target': ['test/lifecycle/http-target.test.ts'],
+  // These tests start their own redis-server (test/fixtures/redis-server.ts).
   'shared/answer-value': ['test/shared/answer-value.test.ts'],
-  'lifecycle/drain': ['test/lifecycle/drain.test.ts']
+  'shared/deadline': ['test/shared/deadline.test.ts'],
+  'shared/head-hints': ['test/shared/head-hints.test.ts'],
+  'shared/rate-counter': ['test/shared/rate-counter.test.ts'],
+  'shared/shared-answers': ['test/shared/shared-answers.test.ts'],
+  'shared/shared-tier': ['test/shared/shared-tier.test.ts'],
+  'shared/store': ['test/shared/store.test.ts'],
+  'shared/subscription': ['test/shared/subscription.test.ts']
 }
-const picked = (process.env.MUTATE ?? Object.keys(MODULES).join(',')).split(',')
+const PURE = ['cache/answer-key', 'cache/conditional', 'cache/pin', 'cache/route-classes', 'chain/head-poll-scheduler',
+  'chain/head-table', 'chain/heights-state', 'chain/served-floor', 'lifecycle/drain', 'shared/answer-value', 'shared/deadline']
+const picked = (process.env.MUTATE ?? PURE.join(',')).split(',')
 const unknown = picked.filter((name) => !(name in MODULES))
 if (unknown.length > 0) throw new Error(`MUTATE: unknown module(s) ${unknown.join(', ')}`)
 
