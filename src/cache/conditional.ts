@@ -39,10 +39,10 @@ export function holdsAnswer (request: FastifyRequest, etag: string): boolean {
  * ~4% of serving /v1/status (BENCHMARKS.md, hot path): the last body's tag is kept, one per app.
  */
 export class BodyTags {
-  #last = { body: '', etag: '' }
+  #last: { body: string, etag: string } | undefined
 
   tagOf (body: string): string {
-    if (body !== this.#last.body) this.#last = { body, etag: `"${digest(body)}"` }
+    if (body !== this.#last?.body) this.#last = { body, etag: `"${digest(body)}"` }
     return this.#last.etag
   }
 

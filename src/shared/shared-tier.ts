@@ -84,14 +84,14 @@ class ChainNetwork {
 
   constructor ({ chain, clock, log, closed }: { chain: NetworkSource, clock: Clock, log: StoreLog, closed: () => boolean }) {
     const ask = (): void => {
+      // A retry armed before the tier closed finds it closed: the chain is asked nothing more.
+      if (closed()) return
       chain.get(NODE_INFO_PATH).then((info) => {
         const network = (info as { default_node_info?: { network?: unknown } } | null)?.default_node_info?.network
         if (typeof network !== 'string' || network === '') throw new Error('node_info names no network')
         this.name = network
         log.info({ network }, 'shared answers named for this chain\'s network')
-      }).catch(() => {
-        if (!closed()) clock.after(NETWORK_RETRY_MS, ask)
-      })
+      }).catch(() => { clock.after(NETWORK_RETRY_MS, ask) })
     }
     ask()
   }

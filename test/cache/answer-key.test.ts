@@ -3,7 +3,8 @@ import { buildTestApp } from '../fixtures/app.js'
 import { COMPLETED_REQUEST_ID } from '../../harness/chain-simulator/data/bls.js'
 import { POC_START } from '../../harness/chain-simulator/data/epochs.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { canonicalValue } from '../../src/cache/answer-key.js'
+import type { FastifyRequest } from 'fastify'
+import { answerKeyOf, canonicalValue, keyAt } from '../../src/cache/answer-key.js'
 
 // Canonical keys (review A9): the spellings a route reads as one value are one key.
 
@@ -39,4 +40,22 @@ t.test('spellings of one value share one key: one chain read, one ETag, the seco
     }
     t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, reads, `${first}: no chain read for the other spellings`)
   }
+})
+
+/** The request fields a key is built from. */
+const asRequest = (params: Record<string, string>, query: Record<string, string> = {}): FastifyRequest => ({ params, query }) as unknown as FastifyRequest
+
+t.test('other values are other keys (another answer, never this one\'s); undeclared query parameters change nothing', async (t) => {
+  const keyOf = answerKeyOf('/v1/bridge/:epoch', { epoch: 'integer' }, ['chain'])
+  const key = keyOf(asRequest({ epoch: '5' }, { chain: 'eth' }))
+  t.equal(keyOf(asRequest({ epoch: '05' }, { chain: 'eth', utm: 'x' })), key, 'the same value, another spelling, an undeclared parameter: one key')
+  t.not(keyOf(asRequest({ epoch: '6' }, { chain: 'eth' })), key, 'another path parameter')
+  t.not(keyOf(asRequest({ epoch: '5' }, { chain: 'btc' })), key, 'another declared query parameter')
+  t.not(answerKeyOf('/v1/other/:epoch', { epoch: 'integer' }, ['chain'])(asRequest({ epoch: '5' }, { chain: 'eth' })), key, 'another route')
+})
+
+t.test('a key read at a height is another key at every height; a fixed answer\'s key carries none', async (t) => {
+  t.not(keyAt('k', 5), keyAt('k', 6))
+  t.not(keyAt('k', 5), 'k')
+  t.equal(keyAt('k', undefined), 'k', 'its ETag, tagOf(key), stays the same from one build to the next')
 })

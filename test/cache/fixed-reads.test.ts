@@ -12,6 +12,7 @@ import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 const BLOCKS = '/cosmos/base/tendermint/v1beta1/blocks/'
 const VALIDATORS = '/cosmos/base/tendermint/v1beta1/validatorsets/'
 const ABCI = '/cosmos/base/tendermint/v1beta1/abci_query'
+const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
 
 t.test('the epoch participants at the next block: 0 chain requests for the proof, the block and the validator set', async (t) => {
   const clock = new BlockClock()
@@ -59,5 +60,19 @@ t.test('which chain reads a height fixes', async (t) => {
   t.ok(isFixedRead(ABCI, { path: '/store/inference/key', data: 'AA==', height: '12' }))
   t.notOk(isFixedRead(ABCI, { path: '/store/inference/key', data: 'AA==' }), 'a store query at the latest height')
   t.notOk(isFixedRead(ABCI, undefined))
-  t.notOk(isFixedRead('/productscience/inference/inference/epoch_info', undefined))
+  t.notOk(isFixedRead(EPOCH_INFO, undefined))
+})
+
+t.test('a read the height does not fix is never kept: asked again at the next block', async (t) => {
+  const clock = new BlockClock()
+  const sim = await startChainSimulator(0, { clock })
+  t.teardown(() => sim.close())
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1ms' } })
+  t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200)
+  clock.advance()
+  sim.resetCounts()
+  const second = await app.inject('/v1/epochs/latest')
+  t.equal(second.statusCode, 200)
+  t.equal(second.headers['x-cache'], 'miss', 'the next block: a new answer')
+  t.ok(sim.count(EPOCH_INFO) >= 1, 'its chain state read again, at the new height')
 })

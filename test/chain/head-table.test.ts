@@ -7,15 +7,19 @@ import { HEAD_EXPIRES_MS, HeadTable, MIN_BLOCK_INTERVAL_MS, RISE_SLACK_BLOCKS } 
 const MAX_LAG = 2
 const WINDOW = MAX_LAG + RISE_SLACK_BLOCKS
 
-function table (nodeCount = 2): { heads: HeadTable, lines: Array<[string, string]> } {
+function table (nodeCount = 2): { heads: HeadTable, lines: Array<[string, string]>, fields: object[] } {
   const lines: Array<[string, string]> = []
+  const fields: object[] = []
   const heads = new HeadTable({
     nodeCount,
     maxLag: MAX_LAG,
     urls: Array.from({ length: nodeCount }, (_, i) => `http://node-${i}`),
-    log: { info: (_f, msg) => lines.push(['info', msg]), warn: (_f, msg) => lines.push(['warn', msg]) }
+    log: {
+      info: (f, msg) => { lines.push(['info', msg]); fields.push(f) },
+      warn: (f, msg) => { lines.push(['warn', msg]); fields.push(f) }
+    }
   })
-  return { heads, lines }
+  return { heads, lines, fields }
 }
 
 t.test('the first head told counts, whatever it is: there is nothing to judge it by', async (t) => {
@@ -95,4 +99,49 @@ t.test('lag is judged when asked, one line per change; an unknown head is not ju
   heads.judgeLag(1)
   t.notOk(heads.lagging(1))
   t.same(lines.map(([, msg]) => msg), ['chain node lagging; no latest-state reads until it catches up', 'chain node caught up'])
+})
+
+t.test('lagging means more than EDGE_API_MAX_NODE_LAG behind; the log names the node and both heads', async (t) => {
+  const { heads, fields } = table(3)
+  heads.record(0, 100, 'poll', 0)
+  heads.record(1, 100 - MAX_LAG, 'poll', 0)
+  heads.record(2, 100 - MAX_LAG - 1, 'poll', 0)
+  heads.judgeLag(0)
+  t.notOk(heads.lagging(1), 'exactly maxLag behind: takes latest-state reads')
+  t.ok(heads.lagging(2))
+  t.same(fields, [{ node: 'http://node-2', head: 100 - MAX_LAG - 1, best: 100, maxLag: MAX_LAG }])
+})
+
+t.test('the rise allowed grows from when the best head was last told, not from the clock\'s origin', async (t) => {
+  const { heads } = table()
+  heads.record(0, 100, 'poll', 10_000)
+  t.equal(heads.record(1, 100 + WINDOW + 1, 'latest', 10_000), 'implausible', 'no time since the best head: the window alone')
+  t.equal(heads.record(1, 100 + WINDOW + 1, 'latest', 10_000 + MIN_BLOCK_INTERVAL_MS), 'counted', 'one block interval later: one block more')
+})
+
+t.test('only a node\'s own head poll confirms an implausible height, told again at or within the window beyond it', async (t) => {
+  const { heads } = table()
+  heads.record(0, 100, 'poll', 0)
+  t.equal(heads.record(1, 1_000_000_000, 'latest', 0), 'implausible')
+  t.equal(heads.record(1, 1_000_000_000, 'poll', 1), 'implausible', 'an answer\'s height is no candidate for the poll to confirm')
+  t.equal(heads.record(1, 1_000_000_000, 'latest', 2), 'implausible', 'nor does an answer confirm the poll\'s')
+  t.equal(heads.record(1, 1_000_000_000, 'poll', 3), 'counted', 'the same height told by the next poll')
+  const { heads: other } = table()
+  other.record(0, 100, 'poll', 0)
+  other.record(1, 1_000_000_000, 'poll', 0)
+  t.equal(other.record(1, 1_000_000_000 + WINDOW, 'poll', 1), 'counted', 'the window beyond the candidate: confirmed')
+})
+
+t.test('each episode of implausible heights has its warn line, naming the node and the heights', async (t) => {
+  const { heads, lines, fields } = table()
+  heads.record(0, 100, 'poll', 0)
+  heads.record(1, 1_000_000_000, 'latest', 0)
+  heads.record(1, 101, 'latest', 0)
+  heads.record(1, 2_000_000_000, 'latest', 0)
+  t.same(lines.map(([level]) => level), ['warn', 'info', 'warn'], 'two episodes, two warn lines')
+  t.same(fields, [
+    { node: 'http://node-1', height: 1_000_000_000, best: 100, window: WINDOW },
+    { node: 'http://node-1', head: 101 },
+    { node: 'http://node-1', height: 2_000_000_000, best: 101, window: WINDOW }
+  ])
 })

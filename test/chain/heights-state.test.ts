@@ -45,3 +45,8 @@ t.test('a poll silent forever is one warn line, however many rounds (no flapping
   for (let i = 0; i < 100; i++) knowledge.polled('silent', {})
   t.same(lines, [HEIGHTS_UNKNOWN])
 })
+
+t.test('the warn lines say what changed, in words an operator searches for', async (t) => {
+  t.match(HEIGHTS_UNKNOWN, /^chain heights unknown; /)
+  t.match(HEIGHTS_KNOWN, /^chain heights known again; /)
+})

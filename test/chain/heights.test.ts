@@ -371,3 +371,10 @@ t.test('lookFor: a poll after the one in flight; a look for a head at or below o
   release()
   t.equal(await hanging, false, 'the look ended: its nodes do not have 102')
 })
+
+t.test('an answer served at a height above every node\'s head raises the served floor only to the best head', async (t) => {
+  const heads = new ChainHeads({ nodeCount: 1, maxLag: 2, maxAgeMs: 1000, log: undefined, urls: ['http://127.0.0.1:1'], poll: async () => {} })
+  heads.observe(0, 100, 'poll')
+  heads.raiseServed(150)
+  t.equal(heads.served, 100, 'a height no node told as its head raises nothing above it: later reads are not pinned to it')
+})

@@ -35,6 +35,8 @@ t.test('anything but what the pool sealed for this key is a miss', async (t) => 
   t.equal(seal.decode('k@7', new AnswerSeal(undefined).encode('k@7', json)), undefined, 'sealed without the secret (anyone can), opened with it')
   t.equal(seal.decode('k@7', seal.encode('k@7', { ...json, body: Buffer.from('{"a":') })), undefined, 'sealed, but not JSON')
   t.equal(seal.decode('k@7', seal.encode('k@7', { ...json, body: Buffer.from([0xff, 0xfe]) })), undefined, 'bytes that are not UTF-8 do not survive the store: a miss, never other bytes')
+  const html = { contentType: 'text/html', body: Buffer.from('<script>') }
+  t.equal(new AnswerSeal(undefined).decode('k@7', new AnswerSeal(undefined).encode('k@7', html)), undefined, 'sealed, digest and all, but a content type no route sends (without a secret anyone can seal)')
   const text = { contentType: 'text/plain; charset=utf-8', body: Buffer.from('ok') }
   t.same(seal.decode('t', seal.encode('t', text)), text, 'text is not parsed')
 })

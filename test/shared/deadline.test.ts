@@ -7,8 +7,8 @@ import { TIMED_OUT, withinDeadline } from '../../src/shared/deadline.js'
 // late (this process stalled) gives the command one more deadline, and a reply read in the
 // same turn as the deadline still wins.
 
-function handClock (): { clock: Clock, fire: (at: number) => void, armed: () => boolean } {
-  let now = 0
+function handClock (start = 0): { clock: Clock, fire: (at: number) => void, armed: () => boolean } {
+  let now = start
   let pending: (() => void) | undefined
   const clock: Clock = {
     now: () => now,
@@ -55,4 +55,11 @@ t.test('a reply read in the turn the deadline falls due wins over it', async (t)
   fire(10)
   answer('arrived during the stall')
   t.equal(await result, 'arrived during the stall')
+})
+
+t.test('a timer on time is no stall, whenever the command was sent: TIMED_OUT at its one deadline', async (t) => {
+  const { clock, fire } = handClock(1_000_000)
+  const result = withinDeadline(new Promise(() => {}), clock, 10)
+  fire(1_000_010)
+  t.equal(await result, TIMED_OUT, 'the time elapsed since it was armed, not the clock\'s reading, says a stall')
 })

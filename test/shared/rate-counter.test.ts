@@ -73,6 +73,8 @@ t.test('a client over its limit on one replica is over it on all; another client
     const polite = client(t, '127.0.0.3')
     for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
     t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
+    const buckets = await (await redis.admin()).keys('edge-api:1:rate:*')
+    t.ok(buckets.length >= 2, `the buckets under edge-api's own prefix, versioned (a store shared with other apps): ${buckets.join(', ')}`)
     return
   }
   t.fail('the store missed a deadline in each of three rounds')

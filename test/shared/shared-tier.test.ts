@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { EPOCH_INFO_PATH } from '../../harness/pool.js'
 import { buildTestApp } from '../fixtures/app.js'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
@@ -6,6 +6,9 @@ import { requireTool } from '../fixtures/deploy/tools.js'
 import { RedisServer } from '../../harness/redis-server.js'
 import { until } from '../../harness/wait.js'
 import { NODE_INFO_PATH } from '../../src/chain/paths.js'
+import { ChainHeads } from '../../src/chain/heights.js'
+import { NETWORK_RETRY_MS, openSharedTier } from '../../src/shared/shared-tier.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 
 // The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one
 // chain node and one redis-server. The second replica's miss is the first one's answer, same
@@ -101,4 +104,43 @@ t.test('a replica whose node does not name its network yet shares no answer, and
   t.same(await (await redis.admin()).keys('edge-api:2:*'), [], 'nor shared')
   sim.clearFaults()
   await until(() => a.logs.some((l) => l.msg?.startsWith('shared answers named') === true && l.network === 'gonka-mainnet'), 'the network known once the node names it', { timeoutMs: 5000 })
+})
+
+/** The tier opened on its own, over a chain whose node_info `nodeInfo` answers, on a clock the test moves. */
+async function tierOver (t: Test, nodeInfo: () => Promise<unknown>, shareAnswers = true) {
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const clock = new ManualClock()
+  let asked = 0
+  const heads = new ChainHeads({ nodeCount: 1, maxLag: 2, maxAgeMs: 1000, poll: async () => {}, log: undefined, urls: ['http://node'], clock })
+  const silent = { info () {}, warn () {}, error () {} }
+  const chain = { get: async () => { asked++; return await nodeInfo() } }
+  const options = { url: redis.url, password: undefined, secret: undefined, maxLag: 2, heads, format: 'test', log: silent as never, metrics: undefined }
+  const tier = await openSharedTier({ ...options, shareAnswers, clock, chain })
+  t.teardown(async () => { await tier.close() })
+  return { tier, clock, asked: () => asked }
+}
+
+t.test('node_info is asked until it names the network, and no more once the tier is closed', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const { tier, clock, asked } = await tierOver(t, async () => { throw new Error('node down') })
+  await until(() => asked() === 1, 'asked at once')
+  await clock.advance(NETWORK_RETRY_MS)
+  await until(() => asked() === 2, 'asked again after NETWORK_RETRY_MS')
+  await tier.close()
+  await clock.advance(NETWORK_RETRY_MS * 3)
+  t.equal(asked(), 2, 'a closed tier asks the chain nothing')
+})
+
+t.test('without answers to share (no answer cache) the chain is not asked its network', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const { tier, asked } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }), false)
+  t.equal(tier.answers, undefined)
+  t.equal(asked(), 0)
+})
+
+t.test('without metrics (EDGE_API_METRICS_PORT=off) a shared lookup is answered all the same', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const { tier } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }))
+  t.equal(await tier.answers?.find('/v1/epochs/latest {} @5'), undefined, 'a miss, not an error')
 })

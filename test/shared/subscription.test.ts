@@ -69,3 +69,35 @@ t.test('a store that comes up after the replica: the subscription made before it
     return heard.includes('again')
   }, 'heard after the restart')
 })
+
+t.test('one channel of two refused (an ACL that allows only heads): not up, and said so until both are held', async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const admin = await redis.admin()
+  await admin.aclSetUser('half', ['on', '>half-password', '~*', '+@all', 'resetchannels', '&heads'])
+  const fields: object[] = []
+  const lines: Logged[] = []
+  const log = {
+    info: (f: object, message: string) => { fields.push(f); lines.push({ level: 'info', message }) },
+    warn: (f: object, message: string) => { fields.push(f); lines.push({ level: 'warn', message }) }
+  }
+  const url = redis.url.replace('redis://', 'redis://half:half-password@')
+  const store = await SharedStore.open({ url, log, observer: undefined, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  store.subscribe('heads', () => {})
+  store.subscribe('answers', () => {})
+  await until(() => lines.some((l) => l.message.startsWith('shared subscription down')), 'the refusal logged')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.notOk(store.hearing, 'heads held, answers refused: not hearing')
+  t.notOk(lines.some((l) => l.message.startsWith('shared subscription up')), 'never said up')
+  t.match(fields.at(-1), { store: String, previous: 'connecting', error: /NOPERM|permission/i }, 'the line names the store, the state before and the refusal')
+  await admin.aclSetUser('half', ['allchannels'])
+  await admin.sendCommand(['CLIENT', 'KILL', 'USER', 'half'])
+  await until(() => store.hearing, 'both held once allowed')
+  t.equal(lines.filter((l) => l.level === 'info' && l.message === 'shared subscription up; this replica hears the pool\'s heads and built answers').length, 1, 'then up, once')
+  store.close()
+  await admin.sendCommand(['CLIENT', 'KILL', 'USER', 'half'])
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(lines.at(-1)?.message.startsWith('shared subscription up'), true, 'closed: nothing more said')
+})
