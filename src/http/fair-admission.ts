@@ -14,7 +14,7 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // client is over its share, the overload is the replica's own and the refusal a 503 (shedding.ts).
 // A client far over its share is refused earlier, as soon as the event loop is busy rather
 // than behind: what it takes past that point is the others' latency (measured beside a closed
-// loop of 1,024 connections: the polite clients' p50 from 18-22 ms to 4-5 ms; docs/overload.md).
+// loop of 1,024 connections: the polite clients' p50 from 18-22 ms to 4-5 ms; BENCHMARKS.md, benchmark 16).
 // The queues further in (the chain reads', the optional routes') are fair by themselves
 // (fair-queue.ts), told the client as request.readClient (src/cache/read-context.ts), which
 // the request's chain readers carry down to them. docs/overload.md.

@@ -11,7 +11,7 @@ import { REAL_CLOCK, type Clock } from '../clock.js'
 // instant (a scraper's thousand connections refused together) come back spread over a
 // second instead of as one wave, which would take the event loop from everyone for as long
 // as it takes to read them (measured: polite clients' p90 beside a closed loop of 1,024
-// connections 42-48 ms with a fixed hold, 17-21 ms with a spread one; docs/overload.md).
+// connections 42-48 ms with a fixed hold, 17-21 ms with a spread one; BENCHMARKS.md, benchmark 16).
 
 // Each is a reply the client's open connection already holds, and 40 bytes here: a scraper of 4,096
 // connections (issue 41's largest) is held whole, with room for several of them.

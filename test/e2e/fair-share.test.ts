@@ -21,7 +21,7 @@ const BESIDE_S = 4
 /**
  * What the suite asserts of the polite clients' p99 beside the heavy one: a guard against
  * arrival order (seconds, with shedding blind to who causes the load). Issue 41's bound,
- * 3× alone or alone + 30 ms, is measured and reported (docs/overload.md has the numbers).
+ * 3× alone or alone + 30 ms, is measured and reported (BENCHMARKS.md, benchmark 16).
  */
 const SUITE_P99_MS = 600
 
