@@ -7,7 +7,7 @@ const CLOSED_LOOP = fileURLToPath(new URL('./closed-loop.mjs', import.meta.url))
 /** What the heavy client counted (closed-loop.mjs's one JSON line). */
 export interface HeavyTotals {
   readonly byStatus: Record<string, number>
-  /** 429s that carried Retry-After: 1. */
+  /** 429s that carried a Retry-After (seconds: the replicas' 1, the router's 10 for its explicit limits). */
   readonly retryAfter: number
   /** Requests that got no answer. */
   readonly errors: number

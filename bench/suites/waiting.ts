@@ -71,19 +71,19 @@ export async function waiting (ctx: Context): Promise<SuiteResult> {
       seconds: (performance.now() - started) / 1000,
       raw: { held, idleMb: idle, holdingMb: holding, perHeldKb, readsWhileHeld: reads, headPolls: during.length - reads, wakeReads, latencies },
       rows: [{
-        item: '16',
+        item: '17',
         what: `RSS of ${held.toLocaleString('en')} long-polls held on one replica (idle ${round(idle, 1)} MB → ${round(holding, 1)} MB)`,
         value: `${round(perHeldKb, 1)} KB each`,
         goal: 'stated (docs/waiting.md)',
         met: null
       }, {
-        item: '16',
+        item: '17',
         what: `chain reads while they wait 3 s (besides ${during.length - reads} head polls), and when one block wakes them all`,
         value: `${reads}, then ${wakeReads}`,
         goal: '0, then one per route per block',
         met: reads === 0 && wakeReads <= 1
       }, {
-        item: '16',
+        item: '17',
         what: `wake-up after a block, ${WAKE_WAITERS} waiters at the head (${ctx.rounds} blocks; p50 ${round(percentile(latencies, 0.5), 1)} ms)`,
         value: `p99 ${round(percentile(latencies, 0.99), 1)} ms`,
         goal: '< 50 ms',

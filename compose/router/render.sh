@@ -164,8 +164,10 @@ fi
 # everyone else's in the queue, and while fewer slots than that are free across the pool (nearly
 # saturated) it is refused with the replicas' 429's shape: it never fills the slots and the
 # queue, and leaves the others room instead of the queue's 503.
+# Off with the per-client limits (both 0: the router cannot tell clients apart, e.g. behind a CDN).
 heavy_connections=$(( server_maxconn / 4 > 8 ? server_maxconn / 4 : 8 ))
-fair_share_rules="  http-request set-priority-class int(1) if { sc_conn_cur(0) gt $heavy_connections }
+fair_share_rules="  # no fair share at the router (EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS=0, EDGE_API_ROUTER_CLIENT_MAX_REQUESTS=0)"
+[ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ] || fair_share_rules="  http-request set-priority-class int(1) if { sc_conn_cur(0) gt $heavy_connections }
   http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { be_conn_free(edge_api_pool) lt $heavy_connections } { sc_conn_cur(0) gt $heavy_connections }"
 
 nl='

@@ -106,6 +106,8 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
     config.some((l) => l.startsWith('http-request deny deny_status 429') && l.includes('hdr Retry-After 1') && l.endsWith(`if { be_conn_free(edge_api_pool) lt ${connections} } { sc_conn_cur(0) gt ${connections} }`))
   t.ok(heavy(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off' })), 16), 'fair share: a client holding a quarter of a replica\'s 64 slots is queued last, and refused while fewer slots than that are free')
   t.ok(heavy(custom, 8), 'and never fewer than 8 connections')
+  const blind = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0' }))
+  t.notOk(blind.some((l) => l.includes('sc_conn_cur(0) gt')), 'no per-client limits (the router cannot tell clients apart): no fair share at the router either')
   t.ok(unbounded.includes('timeout queue 100ms'), 'the time bound stays')
   t.ok(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_SERVER_MAXCONN: '0' })).includes('default-server maxconn 0'),
     'EDGE_API_ROUTER_SERVER_MAXCONN=0: no per-server limit (HAProxy\'s 0), so no queue')

@@ -74,7 +74,8 @@ t.test('through the router as compose ships it, a heavy client of 1024 connectio
   if (!requireTool(t, 'haproxy', 'fairness through the router')) return
   const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms', EDGE_API_TRUSTED_PROXIES: '127.0.0.1' })
   const [port, metricsPort] = await freePorts(2) as [number, number]
-  const router = new Router([new URL(origin).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off' })
+  // The per-client limits as compose ships them (the loopback router turns them off by default).
+  const router = new Router([new URL(origin).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '100', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '2000' })
   t.teardown(() => router.stop())
   await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP', { intervalMs: 100 })
   judge(t, await beside(t, router.url, 1024), 'the router and the replica')
