@@ -1,14 +1,15 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../src/config.js'
 import { ListenError } from '../src/errors.js'
 import { createLogger } from '../src/logger.js'
-import { buildService, startService } from '../src/service.js'
+import { buildService, LISTEN_BACKLOG, startService } from '../src/service.js'
 import { startChainSimulator } from '../harness/chain-simulator/simulator.js'
 import { builtMain } from '../harness/dist-main.js'
 import { LogLines } from '../harness/log-lines.js'
@@ -165,4 +166,40 @@ t.test('with metrics off (EDGE_API_METRICS_PORT=off) prom-client is never loaded
   }
   t.same(await loaded('off'), { on: 'false', promClient: false }, 'metrics off: no prom-client file loaded')
   t.same(await loaded('9464'), { on: 'true', promClient: true }, 'metrics on: loaded (the check sees it)')
+})
+
+// The child opens CONNECTIONS at once, on "go", and prints how many connected within 500 ms.
+const CONNECTION_STORM = `
+const net = require('node:net')
+const [port, count] = process.argv.slice(1).map(Number)
+process.stdout.write('ready\\n')
+process.stdin.once('data', () => {
+  let quick = 0, done = 0
+  const started = Date.now()
+  const sockets = []
+  for (let i = 0; i < count; i++) {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      if (Date.now() - started < 500) quick++
+      if (++done === count) { process.stdout.write(quick + '\\n'); for (const s of sockets) s.destroy(); process.exit(0) }
+    })
+    socket.on('error', () => { if (++done === count) { process.stdout.write(quick + '\\n'); process.exit(0) } })
+    sockets.push(socket)
+  }
+})`
+
+t.test(`a storm of new connections while the replica is busy: the kernel holds ${LISTEN_BACKLOG} for it, none waits for TCP's retry`, async (t) => {
+  const sim = await simulator(t)
+  const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off' })
+  const service = await startService({ config, logger: createLogger('warn', new LogLines().stream) })
+  t.teardown(() => service.close())
+  // More than Node's default backlog (511): those past it would connect only a second later.
+  const connections = 1000
+  const child = spawn(process.execPath, ['-e', CONNECTION_STORM, String(service.port), String(connections)], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.teardown(() => child.kill('SIGKILL'))
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  t.equal((await lines.next()).value, 'ready')
+  child.stdin.write('go\n')
+  // The replica busy (its event loop held) while they arrive: only the kernel's queue holds them.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500)
+  t.equal(Number((await lines.next()).value), connections, 'every connection made within 500 ms')
 })

@@ -82,7 +82,7 @@ export async function admissionControl (
   app.addHook('onRequest', (request, reply, done) => {
     if (fair.admit(reply, clientOf(request), done, loopLoad(policy, target), policy)) admitted.count++
   })
-  if (target > 0) feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace })
+  if (target > 0) feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace, fair })
   return policy
 }
 
@@ -123,9 +123,10 @@ interface PolicyFeed {
   /** Requests admitted since the last sample, reset by each. */
   readonly admitted: { count: number }
   readonly inGrace: (now: number) => boolean
+  readonly fair: FairAdmission
 }
 
-/** Hands the policy each sample's reading and the requests admitted during it, until close. */
+/** Hands the policy each sample's reading and the requests admitted during it, and fair share the load it makes, until close. */
 function feedPolicy (app: FastifyInstance, sampler: LoopSampler, policy: DelayAdmission, feed: PolicyFeed): void {
   // Readings are capped at 4× the target, beyond which every reading makes the same step anyway.
   const cap = Math.max(feed.sampleInterval, 4 * feed.target)
@@ -135,6 +136,7 @@ function feedPolicy (app: FastifyInstance, sampler: LoopSampler, policy: DelayAd
     feed.admitted.count = 0
     if (feed.inGrace(now)) return
     policy.observe({ delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }, now)
+    feed.fair.observe(loopLoad(policy, feed.target))
   })
   app.addHook('onClose', async () => stop())
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { REAL_CLOCK, type Clock } from '../clock.js'
 import { clientOf } from './client-identity.js'
+import { ExcessPace } from './excess-pace.js'
 import { FairShare } from './fair-share.js'
 import { HOLD_LIMIT, RefusalHold } from './refusal-hold.js'
 import type { ShedReason } from '../metrics/labels.js'
@@ -12,9 +13,12 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // refuse some: the client over its share gets 429 + Retry-After, held for that long
 // (refusal-hold.ts); a client under it is served while a heavier one is refused; when no
 // client is over its share, the overload is the replica's own and the refusal a 503 (shedding.ts).
-// A client far over its share is refused earlier, as soon as the event loop is busy rather
-// than behind: what it takes past that point is the others' latency (measured beside a closed
-// loop of 1,024 connections: the polite clients' p50 from 18-22 ms to 4-5 ms; BENCHMARKS.md, benchmark 16).
+// A client far over its share is paced (excess-pace.ts): let in at a rate that halves at each
+// sample finding the event loop busy rather than behind, and grows while it keeps up; what it
+// would take past that point is the others' latency (measured beside a closed loop of 1,024
+// connections: refusing it whole while busy took the polite clients' p50 from 18-22 ms to
+// 4-5 ms; pacing it instead of swinging between all and nothing, their p99 from 35-62 ms to
+// 20-33 ms, four alternating pairs; BENCHMARKS.md, benchmark 16).
 // The queues further in (the chain reads', the optional routes') are fair by themselves
 // (fair-queue.ts), told the client as request.readClient (src/cache/read-context.ts), which
 // the request's chain readers carry down to them. docs/overload.md.
@@ -60,6 +64,7 @@ export class FairAdmission {
   readonly share = new FairShare()
   readonly #shedding: Shedding
   readonly #hold: RefusalHold
+  readonly #pace: ExcessPace
   readonly #top: TopClients
   readonly #clock: Clock
   readonly #intervalMs: number
@@ -70,6 +75,7 @@ export class FairAdmission {
     this.#shedding = options.shedding
     this.#clock = options.clock ?? REAL_CLOCK
     this.#hold = new RefusalHold(RETRY_AFTER_S * 1000, options.holdLimit ?? HOLD_LIMIT, this.#clock)
+    this.#pace = new ExcessPace(this.#clock)
     this.#top = new TopClients(options.log)
     this.#intervalMs = options.topClientsIntervalMs ?? TOP_CLIENTS_INTERVAL_MS
   }
@@ -77,6 +83,16 @@ export class FairAdmission {
   /** Refusals held now. */
   get held (): number {
     return this.#hold.size
+  }
+
+  /** Far-over requests let in a second now (Infinity: unlimited). */
+  get excessPerSecond (): number {
+    return this.#pace.perSecond
+  }
+
+  /** The load of a new sample of the event loop: the far-over clients' pace follows it. */
+  observe (load: LoopLoad): void {
+    this.#pace.observe(load !== 'keepingUp')
   }
 
   /** Starts the share's samples, and the top clients' line once a period. */
@@ -104,8 +120,9 @@ export class FairAdmission {
    * Serves a /v1 request (true: counted in until its response ends, its chain reads and
    * verifications queued as its client's) or refuses it. While the replica is `behind` a
    * client over its share is refused at once, as its excess (429, held), so the others never
-   * wait behind it, and while it is `busy` a client far over its share is; what the policy sheds besides is the replica's own
-   * overload (503), unless some client is over its share, whose refusals are then the only ones.
+   * wait behind it, and a client far over its share is refused beyond its pace; what the policy
+   * sheds besides is the replica's own overload (503), unless some client is over its share,
+   * whose refusals are then the only ones.
    */
   admit (reply: FastifyReply, client: string, done: HookHandlerDoneFunction, load: LoopLoad, policy: { admit (): boolean }): boolean {
     const slots = this.share.slotsOf(client)
@@ -114,7 +131,7 @@ export class FairAdmission {
     // Retry-After is still the heavy one.
     this.share.start(slots)
     reply.raw.once('close', () => this.share.end(slots))
-    if ((load === 'behind' && this.share.overShare(slots)) || (load === 'busy' && this.share.farOverShare(slots))) {
+    if ((load === 'behind' && this.share.overShare(slots)) || (this.share.farOverShare(slots) && !this.#pace.take())) {
       this.#refuseExcess(reply, client)
       return false
     }

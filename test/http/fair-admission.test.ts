@@ -6,6 +6,7 @@ import type { FastifyReply } from 'fastify'
 import t, { type Test } from 'tap'
 import { Agent, request } from 'undici'
 import { loadConfig } from '../../src/config.js'
+import { MIN_PER_S } from '../../src/http/excess-pace.js'
 import { BUSY_UTILIZATION, FairAdmission, loopLoad } from '../../src/http/fair-admission.js'
 import { HOLD_LIMIT } from '../../src/http/refusal-hold.js'
 import { Shedding } from '../../src/http/shedding.js'
@@ -85,20 +86,32 @@ t.test('behind: the client over its share gets 429 + Retry-After, held that long
   t.equal(app.shedding.total.eventLoopDelay ?? 0, 0, 'nothing shed as the replica\'s own overload: a client was over its share')
 })
 
-t.test('busy, not yet behind: the client far over its share gets the held 429, the others are served', async (t) => {
+t.test('busy, not yet behind: the client far over its share is paced, most of its excess gets the held 429, the others are served', async (t) => {
   const { origin, sim, loop, app } = await replica(t)
   sim.latency(3000, '/productscience/inference/inference/inference_participant/heavy')
-  const heavy = client(t, origin, '127.0.0.7', 64)
+  const heavy = client(t, origin, '127.0.0.7', 128)
   const polite = client(t, origin, '127.0.0.8', 1)
   const lively = client(t, origin, '127.0.0.9', 4)
   t.equal((await polite('/v1/status')).status, 200)
   const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
   await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
   loop.feed(BUSY, 10)
-  t.equal((await heavy('/v1/status')).status, 429, 'the heavy client\'s next request: its excess')
+  t.equal(app.fairAdmission.excessPerSecond, MIN_PER_S, 'busy for ten samples: the far-over client\'s pace at its floor')
+  // Fifty requests over a second: paced at 10 a second, a few go in, the rest are its excess.
+  const started = performance.now()
+  const asked: Array<Promise<{ status: number }>> = []
+  for (let i = 0; i < 50; i++) {
+    asked.push(heavy('/v1/status'))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const seconds = (performance.now() - started) / 1000
   const page = await Promise.all(Array.from({ length: 4 }, async () => lively('/v1/status')))
   t.same(page.map((r) => r.status), [200, 200, 200, 200], 'a client with a few requests at once is served')
   t.equal((await polite('/v1/status')).status, 200)
+  const statuses = (await Promise.all(asked)).map((r) => r.status)
+  const served = statuses.filter((s) => s === 200).length
+  t.equal(statuses.filter((s) => s === 429).length, 50 - served, 'the rest refused as its excess')
+  t.ok(served >= 2 && served <= 2 + MIN_PER_S * seconds, `${served} of 50 let in over ${seconds.toFixed(2)} s: paced, neither starved nor let through`)
   loop.feed(KEEPING_UP, 10)
   t.equal((await heavy('/v1/status')).status, 200, 'keeping up again: the heavy client is served, work-conserving')
   await Promise.all(inFlight)

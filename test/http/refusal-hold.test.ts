@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyReply } from 'fastify'
-import { RefusalHold } from '../../src/http/refusal-hold.js'
+import { RefusalHold, RELEASE_BATCH } from '../../src/http/refusal-hold.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 function reply (sent: string[], name: string): FastifyReply {
@@ -69,4 +69,18 @@ t.test('by default the holds are spread: a thousand refusals made at once are no
   t.ok(first < 50, `at most a few at the first instant (${first})`)
   t.ok(half > 300 && half < 700, `about half within the first half second after it (${half})`)
   t.equal(sent.length, 1000, 'all within two Retry-Afters')
+})
+
+t.test(`refusals due together are sent ${RELEASE_BATCH} a turn, the rest a turn later: the I/O waiting between them goes first`, async (t) => {
+  const clock = new ManualClock()
+  const sent: string[] = []
+  const hold = new RefusalHold(1000, 1000, clock, () => 0)
+  for (let i = 0; i < 200; i++) hold.hold(reply(sent, String(i)), Buffer.from('{}'))
+  await clock.advance(1000)
+  t.equal(sent.length, RELEASE_BATCH, 'one batch when they fall due')
+  await clock.advance(1)
+  t.equal(sent.length, 2 * RELEASE_BATCH, 'the next a turn later')
+  await clock.advance(2)
+  t.equal(sent.length, 200)
+  t.same(sent.slice(0, 3), ['0', '1', '2'], 'in due order')
 })

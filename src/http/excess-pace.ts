@@ -1,0 +1,73 @@
+import { REAL_CLOCK, type Clock } from '../clock.js'
+
+// How fast the requests of clients far over their share (fair-share.ts) are let in, as TCP
+// paces a sender: a rate that halves at each sample of the event loop that finds it busy or
+// behind and grows while it keeps up (additive and multiplicative increase, multiplicative
+// decrease), spent through a token bucket so that what it lets in is spread over the sample.
+// Without it the far-over client was refused whole while the loop was busy and let in whole
+// the next sample it was not: admissions swung between 15 and 200 per 100 ms, and each swing's
+// answers, arriving together, were the polite clients' slowest reads. Unlimited until the loop
+// is first busy, and again once the far-over clients use less than half of what it allows: it
+// binds only while they are what keeps the loop busy. A lone client is never far over its
+// share, so this never limits it.
+
+/** The least rate it falls to: a far-over client is slowed, never starved. */
+export const MIN_PER_S = 10
+/** What a sample that keeps up adds to the rate, besides a quarter of it. */
+export const STEP_PER_S = 20
+/** The bucket holds this many seconds of the rate: a burst of a quarter of a 100 ms sample. */
+const BURST_S = 0.025
+
+export class ExcessPace {
+  readonly #clock: Clock
+  #perS = Infinity
+  #tokens = 0
+  #refilledAt: number
+  #used = 0
+  #sampledAt: number
+
+  constructor (clock: Clock = REAL_CLOCK) {
+    this.#clock = clock
+    this.#refilledAt = this.#sampledAt = clock.now()
+  }
+
+  /** Requests a second let in now (Infinity: unlimited). */
+  get perSecond (): number {
+    return this.#perS
+  }
+
+  /** Whether one more request of a far-over client goes in now (counted when it does). */
+  take (): boolean {
+    if (this.#perS !== Infinity) {
+      this.#refill(this.#clock.now())
+      if (this.#tokens < 1) return false
+      this.#tokens--
+    }
+    this.#used++
+    return true
+  }
+
+  /** The tokens earned since the last refill, at the rate (none while unlimited), up to the burst. */
+  #refill (now: number): void {
+    const earned = this.#perS === Infinity ? 0 : (this.#perS * (now - this.#refilledAt)) / 1000
+    this.#tokens = Math.min(Math.max(1, this.#perS * BURST_S), this.#tokens + earned)
+    this.#refilledAt = now
+  }
+
+  /** Adapts the rate to the sample of the event loop just taken (busy or behind, or keeping up), and to what was used of it. */
+  observe (busy: boolean): void {
+    const now = this.#clock.now()
+    const usedPerS = (this.#used * 1000) / Math.max(1, now - this.#sampledAt)
+    this.#used = 0
+    this.#sampledAt = now
+    this.#refill(now)
+    if (busy) {
+      this.#perS = Math.max(MIN_PER_S, Math.min(this.#perS, usedPerS) / 2)
+      this.#tokens = Math.min(this.#tokens, Math.max(1, this.#perS * BURST_S))
+      return
+    }
+    const grown = this.#perS * 1.25 + STEP_PER_S
+    // Not binding: the far-over clients use less than half of what it would allow.
+    this.#perS = grown > 2 * usedPerS + STEP_PER_S ? Infinity : grown
+  }
+}

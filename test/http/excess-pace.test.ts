@@ -1,0 +1,86 @@
+// The pace of the clients far over their share: unlimited until the loop is busy, halved at each
+// busy sample down to a floor, grown while the loop keeps up, unlimited again once not used,
+// and spread over time rather than spent at once. On a clock stepped by hand, so the numbers
+// are exact.
+import t, { type Test } from 'tap'
+import type { Clock } from '../../src/clock.js'
+import { ExcessPace, MIN_PER_S, STEP_PER_S } from '../../src/http/excess-pace.js'
+
+const SAMPLE_MS = 100
+
+/** Time that moves only by advance(): the pace sets no timer. */
+class SteppedClock implements Clock {
+  #now = 1_000_000
+  now (): number { return this.#now }
+  after (): () => void { throw new Error('the pace sets no timer') }
+  advance (ms: number): void { this.#now += ms }
+}
+
+/** Asks `count` times, `everyMs` apart, from now: how many went in. */
+function ask (pace: ExcessPace, clock: SteppedClock, count: number, everyMs: number): number {
+  let admitted = 0
+  for (let i = 0; i < count; i++) {
+    if (pace.take()) admitted++
+    clock.advance(everyMs)
+  }
+  return admitted
+}
+
+/** A pace that has let 1,000 requests a second in for a sample, then seen the loop busy once: 500/s. */
+function pacedAt500 (t: Test): { pace: ExcessPace, clock: SteppedClock } {
+  const clock = new SteppedClock()
+  const pace = new ExcessPace(clock)
+  t.equal(ask(pace, clock, 100, 1), 100, 'unlimited until the loop is first busy')
+  pace.observe(true)
+  t.equal(pace.perSecond, 500, 'the first busy sample halves what was used (1,000/s)')
+  return { pace, clock }
+}
+
+t.test('a busy sample halves the rate, down to a floor: slowed, never starved', async (t) => {
+  const { pace, clock } = pacedAt500(t)
+  // 400 asks over a sample (4 per ms): 500/s lets ~50 in.
+  const admitted = ask(pace, clock, 400, 0.25)
+  t.ok(admitted >= 45 && admitted <= 56, `${admitted} of 400 asked in a sample let in at 500/s`)
+  pace.observe(true)
+  t.ok(Math.abs(pace.perSecond - 250) < 30, `halved again: ${pace.perSecond}/s`)
+  for (let i = 0; i < 20; i++) {
+    ask(pace, clock, 400, 0.25)
+    pace.observe(true)
+  }
+  t.equal(pace.perSecond, MIN_PER_S, 'the floor')
+  const atFloor = ask(pace, clock, 4000, 0.25)
+  t.ok(atFloor >= 9 && atFloor <= 11, `${atFloor} let in over a second at the floor`)
+})
+
+t.test('spread over the sample: at most a quarter of a sample\'s worth at once', async (t) => {
+  const { pace, clock } = pacedAt500(t)
+  clock.advance(SAMPLE_MS)
+  // A burst of 100 asks at one instant, after a sample's rest: the bucket holds 12.5.
+  t.equal(ask(pace, clock, 100, 0), 12)
+})
+
+t.test('the loop keeping up: the rate grows while used, and is lifted once it is not', async (t) => {
+  const { pace, clock } = pacedAt500(t)
+  // Used whole (2,000 asks a second against 500/s): grows by a quarter and a step a sample.
+  ask(pace, clock, 400, 0.25)
+  pace.observe(false)
+  t.equal(pace.perSecond, 500 * 1.25 + STEP_PER_S)
+  ask(pace, clock, 400, 0.25)
+  pace.observe(false)
+  t.equal(pace.perSecond, (500 * 1.25 + STEP_PER_S) * 1.25 + STEP_PER_S)
+  // A sample in which the far-over clients asked little: not binding, unlimited again.
+  ask(pace, clock, 10, 10)
+  pace.observe(false)
+  t.equal(pace.perSecond, Infinity)
+  t.equal(ask(pace, clock, 1000, 0), 1000)
+})
+
+t.test('unlimited while the loop keeps up from the start', async (t) => {
+  const clock = new SteppedClock()
+  const pace = new ExcessPace(clock)
+  for (let i = 0; i < 5; i++) {
+    t.equal(ask(pace, clock, 500, 0.2), 500)
+    pace.observe(false)
+  }
+  t.equal(pace.perSecond, Infinity)
+})
