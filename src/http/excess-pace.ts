@@ -7,9 +7,8 @@ import { REAL_CLOCK, type Clock } from '../clock.js'
 // Without it the far-over client was refused whole while the loop was busy and let in whole
 // the next sample it was not: admissions swung between 15 and 200 per 100 ms, and each swing's
 // answers, arriving together, were the polite clients' slowest reads. Unlimited until the loop
-// is first busy, and again once the far-over clients use less than half of what it allows: it
-// binds only while they are what keeps the loop busy. A lone client is never far over its
-// share, so this never limits it.
+// is first busy; after, it follows what the far-over clients use, growing a quarter a sample
+// while the loop keeps up. A lone client is never far over its share, so this never limits it.
 
 /** The least rate it falls to: a far-over client is slowed, never starved. */
 export const MIN_PER_S = 10
@@ -66,8 +65,9 @@ export class ExcessPace {
       this.#tokens = Math.min(this.#tokens, Math.max(1, this.#perS * BURST_S))
       return
     }
-    const grown = this.#perS * 1.25 + STEP_PER_S
-    // Not binding: the far-over clients use less than half of what it would allow.
-    this.#perS = grown > 2 * usedPerS + STEP_PER_S ? Infinity : grown
+    if (this.#perS === Infinity) return
+    // Grown only as far as it is used (twice the last sample's use): a rate not used would
+    // let a burst through at once (as TCP's congestion window validation, RFC 7661).
+    this.#perS = Math.min(this.#perS * 1.25 + STEP_PER_S, 2 * usedPerS + STEP_PER_S)
   }
 }

@@ -17,8 +17,9 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // sample finding the event loop busy rather than behind, and grows while it keeps up; what it
 // would take past that point is the others' latency (measured beside a closed loop of 1,024
 // connections: refusing it whole while busy took the polite clients' p50 from 18-22 ms to
-// 4-5 ms; pacing it instead of swinging between all and nothing, their p99 from 35-62 ms to
-// 20-33 ms, four alternating pairs; BENCHMARKS.md, benchmark 16).
+// 4-5 ms; pacing it instead of swinging between all and nothing, and sending held refusals
+// at a bounded rate, their p99 from 90-221 ms to 37-64 ms, three alternating pairs;
+// BENCHMARKS.md, benchmark 16).
 // The queues further in (the chain reads', the optional routes') are fair by themselves
 // (fair-queue.ts), told the client as request.readClient (src/cache/read-context.ts), which
 // the request's chain readers carry down to them. docs/overload.md.

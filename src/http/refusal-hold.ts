@@ -22,6 +22,16 @@ export const HOLD_LIMIT = 16_384
 // the other clients' requests among it.
 export const RELEASE_BATCH = 64
 
+/**
+ * Held refusals are sent at this rate at most, the rest waiting on past their hold, in due
+ * order: each costs its release and the request its client sends next (~0.1 ms of the event
+ * loop together, a tenth of a core at this rate), so a scraper's thousands of connections
+ * cannot take more, however many it opens (measured beside one of 4,096, with the far-over
+ * pace: the polite clients' p99 133 ms before, 20-53 ms; BENCHMARKS.md, benchmark 16).
+ */
+export const RELEASE_PER_S = 1000
+const RELEASE_INTERVAL_MS = 1000 / RELEASE_PER_S
+
 interface Held {
   readonly reply: FastifyReply
   readonly body: Buffer
@@ -36,6 +46,8 @@ export class RefusalHold {
   // In due order.
   #held: Held[] = []
   #cancel: (() => void) | undefined
+  // How far the release rate is spent: a release each RELEASE_INTERVAL_MS up to this time.
+  #releasedUntil = -Infinity
 
   constructor (holdMs: number, limit = HOLD_LIMIT, clock: Clock = REAL_CLOCK, random: () => number = Math.random) {
     this.#holdMs = holdMs
@@ -94,11 +106,15 @@ export class RefusalHold {
   #releaseDue (): void {
     this.#cancel = undefined
     const now = this.#clock.now()
+    // The rate not spent since the last release, a batch at most (a turn's worth after a rest).
+    const spentUntil = Math.max(this.#releasedUntil, now - RELEASE_BATCH * RELEASE_INTERVAL_MS)
+    const allowed = Math.min(this.#held.length, Math.floor((now - spentUntil) / RELEASE_INTERVAL_MS))
     let count = 0
-    while (count < Math.min(RELEASE_BATCH, this.#held.length) && (this.#held[count] as Held).due <= now) count++
+    while (count < allowed && (this.#held[count] as Held).due <= now) count++
+    this.#releasedUntil = spentUntil + count * RELEASE_INTERVAL_MS
     const due = this.#held.splice(0, count)
     for (const { reply, body } of due) reply.send(body)
     const next = this.#held[0]
-    if (next !== undefined) this.#arm(Math.max(1, next.due - now))
+    if (next !== undefined) this.#arm(Math.max(RELEASE_INTERVAL_MS, next.due - now))
   }
 }

@@ -59,7 +59,7 @@ t.test('spread over the sample: at most a quarter of a sample\'s worth at once',
   t.equal(ask(pace, clock, 100, 0), 12)
 })
 
-t.test('the loop keeping up: the rate grows while used, and is lifted once it is not', async (t) => {
+t.test('the loop keeping up: the rate grows while used, never far past what is used', async (t) => {
   const { pace, clock } = pacedAt500(t)
   // Used whole (2,000 asks a second against 500/s): grows by a quarter and a step a sample.
   ask(pace, clock, 400, 0.25)
@@ -68,11 +68,13 @@ t.test('the loop keeping up: the rate grows while used, and is lifted once it is
   ask(pace, clock, 400, 0.25)
   pace.observe(false)
   t.equal(pace.perSecond, (500 * 1.25 + STEP_PER_S) * 1.25 + STEP_PER_S)
-  // A sample in which the far-over clients asked little: not binding, unlimited again.
-  ask(pace, clock, 10, 10)
+  // A sample in which the far-over clients asked 10 times: twice that and a step, not more,
+  // so that a rate left unused cannot let a burst through at once.
+  const used = ask(pace, clock, 10, 10)
   pace.observe(false)
-  t.equal(pace.perSecond, Infinity)
-  t.equal(ask(pace, clock, 1000, 0), 1000)
+  t.equal(pace.perSecond, 2 * used * 10 + STEP_PER_S, `${used} let in over the sample: 2 × ${used * 10}/s + a step`)
+  clock.advance(1000)
+  t.equal(ask(pace, clock, 100, 0), Math.floor(pace.perSecond * 0.025), 'a burst after a rest: the bucket\'s quarter sample')
 })
 
 t.test('unlimited while the loop keeps up from the start', async (t) => {

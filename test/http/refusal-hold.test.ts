@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyReply } from 'fastify'
-import { RefusalHold, RELEASE_BATCH } from '../../src/http/refusal-hold.js'
+import { HOLD_LIMIT, RefusalHold, RELEASE_BATCH, RELEASE_PER_S } from '../../src/http/refusal-hold.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 function reply (sent: string[], name: string): FastifyReply {
@@ -71,16 +71,32 @@ t.test('by default the holds are spread: a thousand refusals made at once are no
   t.equal(sent.length, 1000, 'all within two Retry-Afters')
 })
 
-t.test(`refusals due together are sent ${RELEASE_BATCH} a turn, the rest a turn later: the I/O waiting between them goes first`, async (t) => {
+t.test(`refusals due together are sent ${RELEASE_BATCH} at once at most, the rest at ${RELEASE_PER_S} a second: the I/O waiting between them goes first`, async (t) => {
   const clock = new ManualClock()
   const sent: string[] = []
   const hold = new RefusalHold(1000, 1000, clock, () => 0)
   for (let i = 0; i < 200; i++) hold.hold(reply(sent, String(i)), Buffer.from('{}'))
   await clock.advance(1000)
   t.equal(sent.length, RELEASE_BATCH, 'one batch when they fall due')
-  await clock.advance(1)
-  t.equal(sent.length, 2 * RELEASE_BATCH, 'the next a turn later')
-  await clock.advance(2)
+  await clock.advance(1000 / RELEASE_PER_S)
+  t.equal(sent.length, RELEASE_BATCH + 1, 'then one each 1/RELEASE_PER_S s')
+  await clock.advance(((200 - RELEASE_BATCH - 1) * 1000) / RELEASE_PER_S)
   t.equal(sent.length, 200)
   t.same(sent.slice(0, 3), ['0', '1', '2'], 'in due order')
+})
+
+t.test(`thousands held at once come back at ${RELEASE_PER_S} a second at most, after their Retry-After: a scraper's connections cost no more, however many`, async (t) => {
+  const clock = new ManualClock()
+  const sent: string[] = []
+  const hold = new RefusalHold(1000, HOLD_LIMIT, clock)
+  for (let i = 0; i < 4000; i++) hold.hold(reply(sent, String(i)), Buffer.from('{}'))
+  const perSecond: number[] = []
+  for (let second = 0; second < 6; second++) {
+    const before = sent.length
+    for (let ms = 0; ms < 1000; ms += 10) await clock.advance(10)
+    perSecond.push(sent.length - before)
+  }
+  t.equal(perSecond[0], 0, 'none before its Retry-After')
+  t.equal(sent.length, 4000, 'all within the Retry-After and the spread of 4,000 at the rate')
+  t.ok(perSecond.every((n) => n <= 1.5 * RELEASE_PER_S), `per second: ${perSecond.join(', ')}`)
 })
