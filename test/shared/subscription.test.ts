@@ -103,3 +103,28 @@ t.test('one channel of two refused (an ACL that allows only heads): not up, and 
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.equal(lines.at(-1)?.message.startsWith('shared subscription up'), true, 'closed: nothing more said')
 })
+
+t.test('a ping the store refuses says the subscription down with its connection kept; the first ping answered again says it up, without a reconnection', async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const admin = await redis.admin()
+  // An ACL that forbids PING: the connection stays open, only its pings fail.
+  await admin.aclSetUser('noping', ['on', '>noping-password', '~*', '&*', '+@all', '-ping'])
+  const { log, lines } = recorder()
+  const seen = observer()
+  const url = redis.url.replace('redis://', 'redis://noping:noping-password@')
+  const store = await SharedStore.open({ url, log, observer: seen, commandTimeoutMs: 1000, pingIntervalMs: 100 })
+  t.teardown(() => store.close())
+  store.subscribe('heads', () => {})
+  await until(() => seen.subscription.includes('down'), 'the refused ping says it down')
+  t.same(seen.subscription, ['up', 'down'], 'up once subscribed, down at the first refused ping')
+  t.match(lines.at(-1), { level: 'warn', message: /^shared subscription down/ })
+  const subscriber = async (): Promise<string[]> => (await admin.sendCommand(['CLIENT', 'LIST']) as string).split('\n').filter((l) => l.includes('name=edge-api-sub')).map((l) => l.split(' ')[0] as string)
+  const kept = await subscriber()
+  t.equal(kept.length, 1, 'its connection kept')
+  await admin.aclSetUser('noping', ['+ping'])
+  await until(() => store.hearing, 'up again at the next ping answered', { timeoutMs: 3000 })
+  t.same(seen.subscription, ['up', 'down', 'up'])
+  t.same(await subscriber(), kept, 'on the same connection')
+})
