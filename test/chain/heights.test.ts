@@ -5,6 +5,7 @@ import { startChainNodes } from '../fixtures/chain.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
+import { HEIGHTS_UNKNOWN } from '../../src/chain/heights-state.js'
 import { ChainClient } from '../../src/chain/client.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 import { pause } from '../../src/clock.js'
@@ -316,12 +317,12 @@ t.test('onHead: each listener is told the best head each time it rises, from ans
 t.test('a false first head (nothing to judge it by) is corrected by the node\'s next poll, and the served floor it raised drops to the real head', async (t) => {
   const clock = new ManualClock()
   const told = [1_000_000_000, 100]
-  const warned: string[] = []
+  const warned: Array<[object, string]> = []
   const heads: ChainHeads = new ChainHeads({
     nodeCount: 1,
     maxLag: 2,
     maxAgeMs: 1000,
-    log: { info: () => {}, warn: (_fields, msg) => { warned.push(msg) } },
+    log: { info: () => {}, warn: (fields, msg) => { warned.push([fields, msg]) } },
     urls: ['http://127.0.0.1:1'],
     poll: async () => { heads.observe(0, told.shift() ?? 101, 'poll') },
     clock
@@ -330,7 +331,7 @@ t.test('a false first head (nothing to judge it by) is corrected by the node\'s 
   await clock.advance(1001)
   t.equal(await heads.latest(), 100, 'the next poll told the real head: served at it')
   t.equal(heads.served, 100)
-  t.same(warned, ['served height far above every node\'s head; dropped to the best head'])
+  t.same(warned, [[{ served: 1_000_000_000, best: 100 }, 'served height far above every node\'s head; dropped to the best head']], 'one warn line, naming the height dropped from and to')
   t.equal(await heads.poll(), true, 'a poll that tells a head')
 })
 
@@ -555,4 +556,15 @@ t.test('a look ended is not joined: the next look polls again; a look ending doe
   gates.shift()?.()
   t.equal(await second, false)
   t.equal(polls, 4)
+})
+
+t.test('a known head the poll no longer tells: the read goes unpinned rather than served at the stale head; the warn line names the best head and the served height', async (t) => {
+  const warned: Array<[object, string]> = []
+  const told: Array<number | undefined> = [100]
+  const { heads, clock } = headsOnClock({ tell: () => told.shift(), log: { info: () => {}, warn: (fields, msg) => { warned.push([fields, msg]) } } })
+  t.equal(await heads.latest(), 100)
+  await clock.advance(1001)
+  t.equal(await heads.latest(), undefined, 'the poll told no head: unpinned')
+  t.equal(heads.known, false)
+  t.same(warned, [[{ maxAgeMs: 1000, best: 100, served: 100 }, HEIGHTS_UNKNOWN]])
 })
