@@ -65,6 +65,7 @@ t.test('without the cache, one node: a latest-state answer costs the chain no he
   t.equal(res.statusCode, 200)
   t.equal(sim!.count(LATEST_BLOCK_PATH), 0, 'no blocks/latest asked')
   t.ok(sim!.requests.length >= 2, `${sim!.requests.length} reads, all of the answer`)
+  t.equal((await app.inject('/v1/epochs/current/participants')).statusCode, 200, 'an answer with reads a height fixes (block, validator set, proof): read from the chain, nothing to keep them in')
 })
 
 t.test('with the cache, the reads a height fixes are kept: the next block\'s answer asks the chain for no block nor validator set', async (t) => {
