@@ -161,3 +161,12 @@ t.test('without metrics (EDGE_API_METRICS_PORT=off) this replica\'s new head is 
   await until(() => heard.length > 0, 'the head published')
   t.match(heard[0], /^100 /)
 })
+
+t.test('a node_info naming the network with an empty string names nothing: asked again (answers of chains whose nodes all said \'\' would be shared)', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const networks = ['', 'gonka-mainnet']
+  const { clock, asked } = await tierOver(t, async () => ({ default_node_info: { network: networks.shift() } }))
+  await until(() => asked() === 1, 'asked at once')
+  await clock.advance(NETWORK_RETRY_MS)
+  await until(() => asked() === 2, 'asked again', { timeoutMs: NETWORK_RETRY_MS / 2 })
+})
