@@ -56,3 +56,26 @@ t.test('an answer fixed by its path is cacheable by anyone for a year, immutable
   t.equal(verified.statusCode, 200)
   t.equal(verified.headers['cache-control'], 'public, max-age=31536000, immutable')
 })
+
+t.test('without the cache, one node: a latest-state answer costs the chain no head poll (its first read\'s height pins the rest)', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  sim!.resetCounts()
+  const res = await app.inject('/v1/participants')
+  t.equal(res.statusCode, 200)
+  t.equal(sim!.count(LATEST_BLOCK_PATH), 0, 'no blocks/latest asked')
+  t.ok(sim!.requests.length >= 2, `${sim!.requests.length} reads, all of the answer`)
+  t.equal((await app.inject('/v1/epochs/current/participants')).statusCode, 200, 'an answer with reads a height fixes (block, validator set, proof): read from the chain, nothing to keep them in')
+})
+
+t.test('with the cache, the reads a height fixes are kept: the next block\'s answer asks the chain for no block nor validator set', async (t) => {
+  const { clock, sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1ms' } })
+  t.equal((await app.inject('/v1/epochs/current/participants')).statusCode, 200)
+  clock.advance()
+  sim!.resetCounts()
+  const next = await app.inject('/v1/epochs/current/participants')
+  t.equal(next.statusCode, 200)
+  t.equal(next.headers['x-cache'], 'miss', 'a new answer at the next block')
+  t.same(sim!.requests.filter((r) => /\/(blocks\/[0-9]|validatorsets\/)/.test(r)), [], 'its block and validator set read from the cache')
+})

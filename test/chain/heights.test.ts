@@ -5,8 +5,10 @@ import { startChainNodes } from '../fixtures/chain.js'
 import { HEAD_POLL_TIMEOUT_MS } from '../../src/chain/pinning.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
+import { HEIGHTS_UNKNOWN } from '../../src/chain/heights-state.js'
 import { ChainClient } from '../../src/chain/client.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
+import { pause } from '../../src/clock.js'
 import { until } from '../../harness/wait.js'
 
 // One height per answer, never backwards, and a height a node cannot serve is that node's
@@ -315,12 +317,12 @@ t.test('onHead: each listener is told the best head each time it rises, from ans
 t.test('a false first head (nothing to judge it by) is corrected by the node\'s next poll, and the served floor it raised drops to the real head', async (t) => {
   const clock = new ManualClock()
   const told = [1_000_000_000, 100]
-  const warned: string[] = []
+  const warned: Array<[object, string]> = []
   const heads: ChainHeads = new ChainHeads({
     nodeCount: 1,
     maxLag: 2,
     maxAgeMs: 1000,
-    log: { info: () => {}, warn: (_fields, msg) => { warned.push(msg) } },
+    log: { info: () => {}, warn: (fields, msg) => { warned.push([fields, msg]) } },
     urls: ['http://127.0.0.1:1'],
     poll: async () => { heads.observe(0, told.shift() ?? 101, 'poll') },
     clock
@@ -329,7 +331,7 @@ t.test('a false first head (nothing to judge it by) is corrected by the node\'s 
   await clock.advance(1001)
   t.equal(await heads.latest(), 100, 'the next poll told the real head: served at it')
   t.equal(heads.served, 100)
-  t.same(warned, ['served height far above every node\'s head; dropped to the best head'])
+  t.same(warned, [[{ served: 1_000_000_000, best: 100 }, 'served height far above every node\'s head; dropped to the best head']], 'one warn line, naming the height dropped from and to')
   t.equal(await heads.poll(), true, 'a poll that tells a head')
 })
 
@@ -377,4 +379,192 @@ t.test('an answer served at a height above every node\'s head raises the served 
   heads.observe(0, 100, 'poll')
   heads.raiseServed(150)
   t.equal(heads.served, 100, 'a height no node told as its head raises nothing above it: later reads are not pinned to it')
+})
+
+/** ChainHeads alone on a ManualClock; `tell` is what each poll round's node tells (undefined: nothing), counted in `polls`. */
+function headsOnClock (options: { nodeCount?: number, maxAgeMs?: number, pollTimeoutMs?: number, lookWaitMs?: number, tell?: () => number | undefined, pollTakesMs?: number, log?: { info: (f: object, m: string) => void, warn: (f: object, m: string) => void } } = {}) {
+  const clock = new ManualClock()
+  const counts = { polls: 0 }
+  const nodeCount = options.nodeCount ?? 1
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount,
+    maxLag: 2,
+    maxAgeMs: options.maxAgeMs ?? 1000,
+    pollTimeoutMs: options.pollTimeoutMs,
+    lookWaitMs: options.lookWaitMs,
+    log: options.log,
+    urls: Array.from({ length: nodeCount }, (_, i) => `http://127.0.0.1:${i + 1}`),
+    poll: async () => {
+      counts.polls++
+      if (options.pollTakesMs !== undefined) await pause(clock, options.pollTakesMs)
+      const height = (options.tell ?? (() => 100))()
+      if (height !== undefined) heads.observe(0, height, 'poll')
+    },
+    clock
+  })
+  return { heads, clock, counts }
+}
+
+t.test('the background poll: none while the head is younger than half EDGE_API_HEAD_MAX_AGE, one from then on, and the read waits for none', async (t) => {
+  let head = 100
+  const { heads, clock, counts } = headsOnClock({ maxAgeMs: 1000, tell: () => head, pollTakesMs: 10 })
+  const first = heads.latest()
+  await clock.advance(10)
+  t.equal(await first, 100)
+  t.equal(counts.polls, 1, 'the first read waits for the first poll')
+  await clock.advance(500)
+  head = 101
+  t.equal(await heads.latest(), 100, 'half the max age exactly: served the head it has…')
+  t.equal(counts.polls, 1, '…and no poll')
+  await clock.advance(1)
+  t.equal(await heads.latest(), 100, 'just past half: served at once, at the head it has…')
+  t.equal(counts.polls, 2, '…while a poll runs in the background')
+  await clock.advance(10)
+  t.equal(await heads.latest(), 101, 'the next read is served at what it told')
+})
+
+t.test('a head exactly EDGE_API_HEAD_MAX_AGE old is still served without waiting for the poll; a millisecond older, the read waits', async (t) => {
+  let release = (): void => {}
+  let hang: Promise<void> = Promise.resolve()
+  const clock = new ManualClock()
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount: 1,
+    maxLag: 2,
+    maxAgeMs: 1000,
+    log: undefined,
+    urls: ['http://127.0.0.1:1'],
+    poll: async () => { await hang; heads.observe(0, 100, 'poll') },
+    clock
+  })
+  t.equal(await heads.latest(), 100)
+  hang = new Promise((resolve) => { release = resolve })
+  await clock.advance(1000)
+  t.equal(await heads.latest(), 100, 'served though its poll hangs')
+  await clock.advance(1)
+  let answered: number | undefined | 'waiting' = 'waiting'
+  const read = heads.latest().then((height) => { answered = height })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(answered, 'waiting', 'stale: the read waits for the poll')
+  release()
+  await read
+  t.equal(answered, 100)
+})
+
+t.test('a silent poll round shorter than half the poll budget is asked again at once; a longer one is not', async (t) => {
+  for (const [takes, rounds] of [[49, 2], [51, 1]] as const) {
+    const { heads, clock, counts } = headsOnClock({ pollTimeoutMs: 100, pollTakesMs: takes, tell: () => undefined })
+    const polled = heads.poll()
+    await clock.advance(takes * 2)
+    t.equal(await polled, false, 'no head told')
+    t.equal(counts.polls, rounds, `a round of ${takes} ms of a 100 ms budget: ${rounds} round(s)`)
+  }
+  const { heads, clock, counts } = headsOnClock({ pollTakesMs: 249, tell: () => undefined })
+  const polled = heads.poll()
+  await clock.advance(500)
+  await polled
+  t.equal(counts.polls, 2, 'the default budget (500 ms): a 249 ms silent round is asked again')
+})
+
+t.test('while the heights are unknown, a head an answer confirmed does not hold off the background poll that makes them known again', async (t) => {
+  const node: { told: number | undefined } = { told: undefined }
+  const { heads, clock, counts } = headsOnClock({ maxAgeMs: 1000, tell: () => node.told })
+  t.equal(await heads.latest(), undefined, 'no head told: unpinned')
+  t.equal(heads.known, false)
+  t.equal(counts.polls, 2, 'the silent round was asked again at once')
+  await clock.advance(500)
+  heads.observe(0, 100, 'latest') // an unpinned answer tells the node's latest height
+  node.told = 100
+  t.equal(await heads.latest(), 100, 'served at the head the answer confirmed')
+  t.equal(counts.polls, 3, 'and the poll asked again in the background at once')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(heads.known, true, 'which made the heights known')
+})
+
+t.test('a head an answer tells while the poll round is silent does not count as the poll telling one: the heights stay unknown', async (t) => {
+  const { heads, counts } = headsOnClock({ tell: () => { heads.observe(0, 100, 'latest'); return undefined } })
+  t.equal(await heads.poll(), false, 'the round told nothing')
+  t.equal(counts.polls, 2)
+  t.equal(heads.known, false, 'unknown: latest-state reads go unpinned')
+})
+
+t.test('each node\'s lag behind the best head (edge_api_chain_node_lag): 0 for the best and for a node whose head is unknown', async (t) => {
+  const { heads } = headsOnClock({ nodeCount: 3 })
+  heads.observe(0, 100, 'poll')
+  heads.observe(1, 97, 'poll')
+  t.same(heads.lags, [0, 3, 0])
+})
+
+t.test('a height far above every head (implausible) confirms nothing: a stale head stays stale', async (t) => {
+  const { heads, clock } = headsOnClock({ nodeCount: 2 })
+  heads.observe(0, 100, 'poll')
+  heads.observe(1, 100, 'poll')
+  await clock.advance(1001)
+  heads.observe(1, 1_000_000, 'latest')
+  t.equal(heads.best, 100, 'not counted')
+  t.equal(heads.freshHead(), undefined, 'nor taken as a confirmation of the best head')
+})
+
+t.test('a node at height 0 (a chain not started) gives no fresh head nor height to serve', async (t) => {
+  const { heads } = headsOnClock({ tell: () => 0 })
+  t.equal(await heads.latest(), undefined)
+  t.equal(heads.freshHead(), undefined)
+  t.equal(heads.known, true, 'the poll did tell a height')
+})
+
+t.test('after a false head is corrected, the next rise of the best head is told to the listeners again', async (t) => {
+  const told = [1_000_000_000, 100, 101]
+  const { heads, clock } = headsOnClock({ tell: () => told.shift() })
+  const heard: number[] = []
+  heads.onHead((height) => heard.push(height))
+  await heads.latest()
+  await clock.advance(1001)
+  await heads.latest()
+  await clock.advance(1001)
+  await heads.latest()
+  t.same(heard, [1_000_000_000, 101], 'the rise from the real head (100) to 101 is told')
+})
+
+t.test('a look ended is not joined: the next look polls again; a look ending does not forget a later one', async (t) => {
+  const head = 100
+  const gates: Array<() => void> = []
+  let gated = false
+  const clock = new ManualClock()
+  let polls = 0
+  const heads: ChainHeads = new ChainHeads({
+    nodeCount: 1,
+    maxLag: 2,
+    maxAgeMs: 60_000,
+    log: undefined,
+    urls: ['http://127.0.0.1:1'],
+    poll: async () => {
+      polls++
+      if (gated) await new Promise<void>((resolve) => { gates.push(resolve) })
+      heads.observe(0, head, 'poll')
+    },
+    clock
+  })
+  t.equal(await heads.lookFor(100), true)
+  t.equal(await heads.lookFor(100), true, 'a look for the same height after the first ended…')
+  t.equal(polls, 2, '…asks the nodes again')
+  gated = true
+  const first = heads.lookFor(102)
+  const second = heads.lookFor(103)
+  gates.shift()?.()
+  t.equal(await first, false)
+  t.equal(heads.lookFor(103), second, 'the first look ended: a look for 103 still joins the one under way')
+  await until(() => gates.length === 1, 'the second look\'s round asking')
+  gates.shift()?.()
+  t.equal(await second, false)
+  t.equal(polls, 4)
+})
+
+t.test('a known head the poll no longer tells: the read goes unpinned rather than served at the stale head; the warn line names the best head and the served height', async (t) => {
+  const warned: Array<[object, string]> = []
+  const told: Array<number | undefined> = [100]
+  const { heads, clock } = headsOnClock({ tell: () => told.shift(), log: { info: () => {}, warn: (fields, msg) => { warned.push([fields, msg]) } } })
+  t.equal(await heads.latest(), 100)
+  await clock.advance(1001)
+  t.equal(await heads.latest(), undefined, 'the poll told no head: unpinned')
+  t.equal(heads.known, false)
+  t.same(warned, [[{ maxAgeMs: 1000, best: 100, served: 100 }, HEIGHTS_UNKNOWN]])
 })

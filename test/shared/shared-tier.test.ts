@@ -8,6 +8,7 @@ import { until } from '../../harness/wait.js'
 import { NODE_INFO_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
 import { NETWORK_RETRY_MS, openSharedTier } from '../../src/shared/shared-tier.js'
+import { HEADS_CHANNEL } from '../../src/shared/head-hints.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 // The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one
@@ -118,7 +119,7 @@ async function tierOver (t: Test, nodeInfo: () => Promise<unknown>, shareAnswers
   const options = { url: redis.url, password: undefined, secret: undefined, maxLag: 2, heads, format: 'test', log: silent as never, metrics: undefined }
   const tier = await openSharedTier({ ...options, shareAnswers, clock, chain })
   t.teardown(async () => { await tier.close() })
-  return { tier, clock, asked: () => asked }
+  return { tier, clock, heads, redis, asked: () => asked }
 }
 
 t.test('node_info is asked until it names the network, and no more once the tier is closed', async (t) => {
@@ -126,7 +127,8 @@ t.test('node_info is asked until it names the network, and no more once the tier
   const { tier, clock, asked } = await tierOver(t, async () => { throw new Error('node down') })
   await until(() => asked() === 1, 'asked at once')
   await clock.advance(NETWORK_RETRY_MS)
-  await until(() => asked() === 2, 'asked again after NETWORK_RETRY_MS')
+  // Well within the real NETWORK_RETRY_MS: the retry is timed on the tier's clock.
+  await until(() => asked() === 2, 'asked again after NETWORK_RETRY_MS', { timeoutMs: NETWORK_RETRY_MS / 2 })
   await tier.close()
   await clock.advance(NETWORK_RETRY_MS * 3)
   t.equal(asked(), 2, 'a closed tier asks the chain nothing')
@@ -143,4 +145,28 @@ t.test('without metrics (EDGE_API_METRICS_PORT=off) a shared lookup is answered 
   if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
   const { tier } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }))
   t.equal(await tier.answers?.find('/v1/epochs/latest {} @5'), undefined, 'a miss, not an error')
+})
+
+t.test('without metrics (EDGE_API_METRICS_PORT=off) this replica\'s new head is published to the pool all the same', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const { tier, heads, redis } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }))
+  await until(() => tier.store.state === 'up', 'the store up')
+  const heard: string[] = []
+  const listener = (await redis.admin()).duplicate()
+  listener.on('error', () => {})
+  await listener.connect()
+  t.teardown(() => listener.destroy())
+  await listener.subscribe(HEADS_CHANNEL, (message) => { heard.push(message) })
+  heads.observe(0, 100, 'poll')
+  await until(() => heard.length > 0, 'the head published')
+  t.match(heard[0], /^100 /)
+})
+
+t.test('a node_info naming the network with an empty string names nothing: asked again (answers of chains whose nodes all said \'\' would be shared)', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const networks = ['', 'gonka-mainnet']
+  const { clock, asked } = await tierOver(t, async () => ({ default_node_info: { network: networks.shift() } }))
+  await until(() => asked() === 1, 'asked at once')
+  await clock.advance(NETWORK_RETRY_MS)
+  await until(() => asked() === 2, 'asked again', { timeoutMs: NETWORK_RETRY_MS / 2 })
 })
