@@ -126,8 +126,9 @@ export class SharedStore {
     this.#client.on('ready', () => { this.#answered() })
     this.#client.connect().catch(() => {})
     // The subscriber keeps its offline queue: a SUBSCRIBE made while the store is away waits for it.
-    const subscriber = createClient({ ...connection, name: 'edge-api-sub', pingInterval: options.pingIntervalMs ?? PING_INTERVAL_MS }) as unknown as RedisClientType
-    this.#subscription = new Subscription(subscriber, { log: options.log, observer: options.observer, where: this.#where })
+    const pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS
+    const subscriber = createClient({ ...connection, name: 'edge-api-sub', pingInterval: pingIntervalMs }) as unknown as RedisClientType
+    this.#subscription = new Subscription(subscriber, { log: options.log, observer: options.observer, where: this.#where, pingIntervalMs, clock: this.#clock })
   }
 
   get state (): StoreState {

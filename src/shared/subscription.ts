@@ -1,4 +1,5 @@
 import type { RedisClientType } from '@redis/client'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 
 // The store's second connection, the one subscribed to the pool's channels (heads, built
 // answers). Unlike the command connection it queues while the store is away: a SUBSCRIBE made
@@ -8,6 +9,13 @@ import type { RedisClientType } from '@redis/client'
 // on the next 'ready'; one it acknowledged, the client itself makes again after a reconnection.
 // Its health is its own: it can be down while commands go through, and the replica then hears
 // no heads nor built answers, which its log line and edge_api_shared_subscription_up say.
+// A store that stops answering without closing the connection (frozen, overloaded, a network
+// that drops packets) fails no ping: node-redis's PING has no deadline and the next is sent only
+// once it is answered. So the subscription counts itself down when no ping has been answered
+// for PINGS_MISSED intervals, and up again with the next answer.
+
+/** Ping intervals without an answer after which the subscription is down. */
+export const PINGS_MISSED = 2
 
 /** connecting: not yet subscribed; up: every channel subscribed and the connection answering its pings; down: not. */
 export type SubscriptionState = 'connecting' | 'up' | 'down'
@@ -26,6 +34,16 @@ type Listener = (message: string) => void
 /** A channel this replica listens to: missing (to be asked for on the next 'ready'), asked (its SUBSCRIBE in flight or queued), held (acknowledged). */
 interface Channel { readonly listener: Listener, state: 'missing' | 'asked' | 'held' }
 
+export interface SubscriptionOptions {
+  readonly log: SubscriptionLog
+  readonly observer: SubscriptionObserver | undefined
+  /** Where the store is, for the log lines. */
+  readonly where: string
+  /** The client's pingInterval: how often an answered connection is pinged. */
+  readonly pingIntervalMs: number
+  readonly clock?: Clock
+}
+
 /** The subscribing connection, its channels and its state (one log line per change of it). */
 export class Subscription {
   readonly #client: RedisClientType
@@ -34,18 +52,29 @@ export class Subscription {
   readonly #where: string
   /** Held channels the client itself subscribes again after a reconnection. */
   readonly #channels = new Map<string, Channel>()
+  readonly #clock: Clock
+  readonly #silenceMs: number
   #state: SubscriptionState = 'connecting'
   #closed = false
+  #cancelSilence: (() => void) | undefined
 
-  constructor (client: RedisClientType, options: { log: SubscriptionLog, observer: SubscriptionObserver | undefined, where: string }) {
+  constructor (client: RedisClientType, options: SubscriptionOptions) {
     this.#client = client
     this.#log = options.log
     this.#observer = options.observer
     this.#where = options.where
-    client.on('ready', () => { this.#askMissing() })
-    // A failed connection attempt, a lost connection or an unanswered ping.
+    this.#clock = options.clock ?? REAL_CLOCK
+    this.#silenceMs = PINGS_MISSED * options.pingIntervalMs
+    client.on('ready', () => {
+      this.#askMissing()
+      this.#awaitPing()
+    })
+    // A failed connection attempt, a lost connection or a refused ping.
     client.on('error', (err: Error) => { this.#become('down', err) })
-    client.on('ping-interval', () => { this.#judge() })
+    client.on('ping-interval', () => {
+      this.#awaitPing()
+      this.#judge()
+    })
     client.connect().catch(() => {})
   }
 
@@ -62,7 +91,16 @@ export class Subscription {
 
   close (): void {
     this.#closed = true
+    this.#cancelSilence?.()
     this.#client.destroy()
+  }
+
+  /** From now, the next ping's answer is awaited PINGS_MISSED intervals at most. */
+  #awaitPing (): void {
+    this.#cancelSilence?.()
+    this.#cancelSilence = this.#clock.after(this.#silenceMs, () => {
+      this.#become('down', new Error(`the store answered no ping for ${this.#silenceMs} ms`))
+    })
   }
 
   #askMissing (): void {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SharedStore, type StoreObserver, type StoreState } from '../../src/shared/store.js'
-import type { SubscriptionState } from '../../src/shared/subscription.js'
+import { PINGS_MISSED, type SubscriptionState } from '../../src/shared/subscription.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { RedisServer } from '../../harness/redis-server.js'
 import { until } from '../../harness/wait.js'
@@ -129,6 +129,27 @@ t.test('a ping the store refuses says the subscription down with its connection 
   await until(() => store.hearing, 'up again at the next ping answered', { timeoutMs: 3000 })
   t.same(seen.subscription, ['up', 'down', 'up'])
   t.same(await subscriber(), kept, 'on the same connection')
+})
+
+t.test(`a store frozen under a held subscription (SIGSTOP) answers no ping: down after ${PINGS_MISSED} ping intervals, up at the first ping answered once thawed`, async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { redis.thaw(); await redis.stop() })
+  const { log, lines } = recorder()
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log, observer: seen, commandTimeoutMs: 1000, pingIntervalMs: 100 })
+  t.teardown(() => store.close())
+  store.subscribe('heads', () => {})
+  await until(() => store.hearing, 'subscribed')
+  redis.freeze()
+  const frozenAt = performance.now()
+  await until(() => !store.hearing, 'down while the store answers nothing', { timeoutMs: 3000 })
+  const tookMs = performance.now() - frozenAt
+  t.ok(tookMs >= 100 && tookMs < 1500, `said down ${Math.round(tookMs)} ms after the freeze (pings every 100 ms)`)
+  t.match(lines.at(-1), { level: 'warn', message: /^shared subscription down/ })
+  redis.thaw()
+  await until(() => store.hearing, 'up again at the ping answered after the thaw', { timeoutMs: 3000 })
+  t.same(seen.subscription, ['up', 'down', 'up'])
 })
 
 t.test('closed while its subscription waits for a frozen store (SIGSTOP): nothing said after the close, though the client drops the queued SUBSCRIBE', async (t) => {
