@@ -1,5 +1,5 @@
 import type { RedisClientType } from '@redis/client'
-import { REAL_CLOCK, type Clock } from '../clock.js'
+import type { Clock } from '../clock.js'
 
 // The store's second connection, the one subscribed to the pool's channels (heads, built
 // answers). Unlike the command connection it queues while the store is away: a SUBSCRIBE made
@@ -41,7 +41,7 @@ export interface SubscriptionOptions {
   readonly where: string
   /** The client's pingInterval: how often an answered connection is pinged. */
   readonly pingIntervalMs: number
-  readonly clock?: Clock
+  readonly clock: Clock
 }
 
 /** The subscribing connection, its channels and its state (one log line per change of it). */
@@ -63,7 +63,7 @@ export class Subscription {
     this.#log = options.log
     this.#observer = options.observer
     this.#where = options.where
-    this.#clock = options.clock ?? REAL_CLOCK
+    this.#clock = options.clock
     this.#silenceMs = PINGS_MISSED * options.pingIntervalMs
     client.on('ready', () => {
       this.#askMissing()
