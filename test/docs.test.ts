@@ -54,8 +54,8 @@ t.test('nothing cites the product specification or the research notes, documents
 
 // The programs the tests start, themselves or through harness/: each is named in the README's
 // package table and checked, installed when missing, by .ci/run. One added to a test without the
-// other two fails here. sh and mkfifo are the base system's; kubectl is optional (its test skips).
-const BASE_SYSTEM = new Set(['sh', 'mkfifo'])
+// other two fails here. sh, mkfifo and nice are the base system's (coreutils); kubectl is optional (its test skips).
+const BASE_SYSTEM = new Set(['sh', 'mkfifo', 'nice'])
 const OPTIONAL = new Set(['kubectl'])
 
 function testSources (dir: string): string[] {

@@ -180,7 +180,7 @@ t.test('with a real store: a pooled answer is served with this replica\'s own ET
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
   const replica = async () => {
-    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '250ms' } })
+    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '1s' } })
     // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
     await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
     return built
