@@ -12,7 +12,8 @@ const MODULES = {
   'cache/http-cache': ['test/cache/routes-cached.test.ts'],
   'cache/min-height': ['test/cache/min-height.test.ts'],
   'cache/pin': ['test/cache/pin.test.ts'],
-  'cache/route-classes': ['test/cache/route-classes.test.ts'],
+  // isFixedRead is tested with the fixed reads it decides (fixed-reads.test.ts).
+  'cache/route-classes': ['test/cache/route-classes.test.ts', 'test/cache/fixed-reads.test.ts'],
   'chain/head-poll-scheduler': ['test/chain/head-poll-scheduler.test.ts'],
   'chain/head-table': ['test/chain/head-table.test.ts'],
   'chain/heights': ['test/chain/heights.test.ts'],
