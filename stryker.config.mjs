@@ -8,8 +8,9 @@ const MODULES = {
   'cache/answer-key': ['test/cache/answer-key.test.ts'],
   'cache/conditional': ['test/cache/conditional.test.ts'],
   'cache/fixed-reads': ['test/cache/fixed-reads.test.ts'],
-  // Its own test is process-level (dist/main.js, built before any mutant): the in-process app's.
-  'cache/http-cache': ['test/cache/routes-cached.test.ts'],
+  // Its own test (http-cache.process.test.ts) starts a redis-server and takes 20 s: the in-process app's
+  // tests, and each route's class as a client sees it (route-classes.test.ts).
+  'cache/http-cache': ['test/cache/routes-cached.test.ts', 'test/cache/route-classes.test.ts'],
   'cache/min-height': ['test/cache/min-height.test.ts'],
   'cache/pin': ['test/cache/pin.test.ts'],
   // isFixedRead is tested with the fixed reads it decides (fixed-reads.test.ts).
