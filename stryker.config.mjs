@@ -22,14 +22,15 @@ const MODULES = {
   'chain/served-floor': ['test/chain/served-floor.test.ts'],
   'lifecycle/drain': ['test/lifecycle/drain.test.ts'],
   'lifecycle/http-target': ['test/lifecycle/http-target.test.ts'],
-  // These tests start their own redis-server (harness/redis-server.ts).
+  // These tests start their own redis-server (harness/redis-server.ts). The lists of results a
+  // module exports are its metrics' label values: test/metrics/shared-tier.test.ts checks them.
   'shared/answer-value': ['test/shared/answer-value.test.ts'],
   'shared/deadline': ['test/shared/deadline.test.ts'],
-  'shared/head-hints': ['test/shared/head-hints.test.ts'],
+  'shared/head-hints': ['test/shared/head-hints.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/rate-counter': ['test/shared/rate-counter.test.ts'],
-  'shared/shared-answers': ['test/shared/shared-answers.test.ts'],
+  'shared/shared-answers': ['test/shared/shared-answers.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/shared-tier': ['test/shared/shared-tier.test.ts'],
-  'shared/store': ['test/shared/store.test.ts'],
+  'shared/store': ['test/shared/store.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/subscription': ['test/shared/subscription.test.ts']
 }
 const PURE = ['cache/answer-key', 'cache/conditional', 'cache/pin', 'cache/route-classes', 'chain/head-poll-scheduler',
