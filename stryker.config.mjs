@@ -8,11 +8,13 @@ const MODULES = {
   'cache/answer-key': ['test/cache/answer-key.test.ts'],
   'cache/conditional': ['test/cache/conditional.test.ts'],
   'cache/fixed-reads': ['test/cache/fixed-reads.test.ts'],
-  // Its own test is process-level (dist/main.js, built before any mutant): the in-process app's.
-  'cache/http-cache': ['test/cache/routes-cached.test.ts'],
+  // Its own test (http-cache.process.test.ts) starts a redis-server and takes 20 s: the in-process app's
+  // tests, and each route's class as a client sees it (route-classes.test.ts).
+  'cache/http-cache': ['test/cache/routes-cached.test.ts', 'test/cache/route-classes.test.ts'],
   'cache/min-height': ['test/cache/min-height.test.ts'],
   'cache/pin': ['test/cache/pin.test.ts'],
-  'cache/route-classes': ['test/cache/route-classes.test.ts'],
+  // isFixedRead is tested with the fixed reads it decides (fixed-reads.test.ts).
+  'cache/route-classes': ['test/cache/route-classes.test.ts', 'test/cache/fixed-reads.test.ts'],
   'chain/head-poll-scheduler': ['test/chain/head-poll-scheduler.test.ts'],
   'chain/head-table': ['test/chain/head-table.test.ts'],
   'chain/heights': ['test/chain/heights.test.ts'],
@@ -20,14 +22,15 @@ const MODULES = {
   'chain/served-floor': ['test/chain/served-floor.test.ts'],
   'lifecycle/drain': ['test/lifecycle/drain.test.ts'],
   'lifecycle/http-target': ['test/lifecycle/http-target.test.ts'],
-  // These tests start their own redis-server (harness/redis-server.ts).
+  // These tests start their own redis-server (harness/redis-server.ts). The lists of results a
+  // module exports are its metrics' label values: test/metrics/shared-tier.test.ts checks them.
   'shared/answer-value': ['test/shared/answer-value.test.ts'],
   'shared/deadline': ['test/shared/deadline.test.ts'],
-  'shared/head-hints': ['test/shared/head-hints.test.ts'],
+  'shared/head-hints': ['test/shared/head-hints.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/rate-counter': ['test/shared/rate-counter.test.ts'],
-  'shared/shared-answers': ['test/shared/shared-answers.test.ts'],
+  'shared/shared-answers': ['test/shared/shared-answers.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/shared-tier': ['test/shared/shared-tier.test.ts'],
-  'shared/store': ['test/shared/store.test.ts'],
+  'shared/store': ['test/shared/store.test.ts', 'test/metrics/shared-tier.test.ts'],
   'shared/subscription': ['test/shared/subscription.test.ts']
 }
 const PURE = ['cache/answer-key', 'cache/conditional', 'cache/pin', 'cache/route-classes', 'chain/head-poll-scheduler',

@@ -95,6 +95,8 @@ t.test('a head one replica\'s nodes confirm reaches the other at once; its next 
   t.equal(await b.heads.latest(), 101, 'B serves the new head: its own nodes confirmed it')
   t.equal(b.chain.polls, pollsBefore + 1, 'one look of B\'s own nodes')
   t.ok(b.results.includes('confirmed'))
+  t.equal(b.hints.take('102 other'), 'looked', 'a confirmed look leaves no quiet time: the next block\'s hint is looked at too')
+  t.same(b.warnings, [], 'plausible heads: nothing to warn of')
 })
 
 t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged once, and costs no read anything', async (t) => {
@@ -112,6 +114,8 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
   t.same(b.warnings, ['shared head ignored: far ahead of every node of this replica'], 'one warning, however many poisoned heads')
   t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
   t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS} x`), 'looked', 'within it: looked at')
+  t.equal(b.hints.take(`${100 + 1_000_000} poisoner`), 'implausible')
+  t.equal(b.warnings.length, 2, 'poisoned again after a plausible head: warned once more')
 })
 
 t.test('a plausible head no node of this replica has: one look, then a quiet second; reads wait at most waitMs for a look', async (t) => {

@@ -70,12 +70,16 @@ t.test('up: get, set, claim and publish/subscribe round trips; one log line, wit
   t.equal(await store.get('k'), undefined, 'nothing there')
   store.set('k', 'v', 10_000)
   await until(async () => await store.get('k') === 'v', 'the value set in the background')
-  t.equal(await store.claim('c', 'me', 1000), true, 'a free key is claimed')
-  t.equal(await store.claim('c', 'other', 1000), false, 'and then held')
+  const ttl = await (await redis.admin()).pTTL('k')
+  t.ok(ttl > 0 && ttl <= 10_000, `kept for its TTL (${ttl} ms), not for ever`)
+  t.equal(await store.claim('c', 'me', 60_000), true, 'a free key is claimed')
+  t.equal(await store.claim('c', 'other', 60_000), false, 'and then held')
   t.equal(await store.get('c'), 'me', 'in its owner\'s name')
   store.release('c', 'other')
+  // One connection: the get goes after the release.
+  t.equal(await store.get('c'), 'me', 'not released by another')
   store.release('c', 'me')
-  await until(async () => await store.get('c') === undefined, 'released by its owner')
+  t.equal(await store.get('c'), undefined, 'released by its owner, long before its TTL')
   t.ok(seen.operations.filter((op) => op === 'release ok').length >= 1)
   const messages: string[] = []
   store.subscribe('chan', (m) => messages.push(m))
@@ -116,6 +120,7 @@ t.test('killed, restarted empty, frozen, thawed: local answers at once, one line
   redis.freeze()
   const frozen: number[] = []
   for (let i = 0; i < TIMEOUTS_TO_UNRESPONSIVE; i++) {
+    if (i > 0) t.equal(store.state, 'up', `still up after ${i} timeout(s): one slow answer is noise`)
     const attempt = await timed(() => store.get('k'))
     t.equal(attempt.value, undefined)
     frozen.push(attempt.ms)
@@ -124,6 +129,11 @@ t.test('killed, restarted empty, frozen, thawed: local answers at once, one line
   t.equal(store.state, 'unresponsive', `unresponsive after ${TIMEOUTS_TO_UNRESPONSIVE} timeouts`)
   const skipped = await timed(() => store.get('k'))
   t.ok(skipped.ms < 50, `then skipped at once (${skipped.ms.toFixed(2)} ms) until the retry`)
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  // Past retryUnresponsiveMs: one command tries the store (and times out), the other is skipped.
+  const skips = seen.operations.filter((op) => op === 'get skipped').length
+  await Promise.all([store.get('k'), store.get('k')])
+  t.equal(seen.operations.filter((op) => op === 'get skipped').length, skips + 1, 'one read tries the store after the wait, not every read')
   store.set('x', 'y', 1000)
   store.publish('chan', 'z')
   redis.thaw()
@@ -224,6 +234,8 @@ t.test('writes in the background do not judge the store: a frozen store times ou
   t.equal(store.state, 'up', 'writes timing out do not make it unresponsive (A11)')
   for (let i = 0; i < TIMEOUTS_TO_UNRESPONSIVE; i++) await store.get('k')
   t.equal(store.state, 'unresponsive', `${TIMEOUTS_TO_UNRESPONSIVE} reads timing out do`)
+  await store.get('k')
+  t.equal(seen.operations.at(-1), 'get skipped', 'then reads skip it for the default retry wait')
 })
 
 t.test('a store that asks for a password: EDGE_API_REDIS_PASSWORD given apart from the URL is used; without it, no command goes through', async (t) => {
@@ -242,4 +254,17 @@ t.test('a store that asks for a password: EDGE_API_REDIS_PASSWORD given apart fr
   await until(() => refused.state === 'down', 'without it: down')
   t.equal(await refused.get('k'), undefined)
   t.notMatch(JSON.stringify(lines), /a-store-password/, 'the password is never logged')
+})
+
+t.test('the configured command deadline (EDGE_API_REDIS_TIMEOUT) is the one a frozen store is waited for', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const store = await SharedStore.open({ url: redis.url, log: recorder().log, commandTimeoutMs: 300 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up', 'the store up')
+  redis.freeze()
+  t.teardown(() => { redis.thaw() })
+  const frozen = await timed(() => store.get('k'))
+  t.equal(frozen.value, undefined)
+  t.ok(frozen.ms >= 250 && frozen.ms < 2000, `waited its 300 ms (${frozen.ms.toFixed(0)} ms), not the default 10 nor a write's ten deadlines`)
 })
