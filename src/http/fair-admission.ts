@@ -14,7 +14,7 @@ import { TopClients, type TopClientsLog } from './top-clients.js'
 // (refusal-hold.ts); a client under it is served while a heavier one is refused; when no
 // client is over its share, the overload is the replica's own and the refusal a 503 (shedding.ts).
 // A client far over its share is paced (excess-pace.ts): let in at a rate that halves at each
-// sample finding the event loop busy rather than behind, and grows while it keeps up; what it
+// sample finding the event loop busy or behind, and grows while it keeps up; what it
 // would take past that point is the others' latency (measured beside a closed loop of 1,024
 // connections: refusing it whole while busy took the polite clients' p50 from 18-22 ms to
 // 4-5 ms; pacing it instead of swinging between all and nothing, and sending held refusals
