@@ -11,25 +11,49 @@ export interface HeavyTotals {
   readonly retryAfter: number
   /** Requests that got no answer. */
   readonly errors: number
+  /** Connections that failed, by error code (a failure to connect is one too). */
+  readonly failures: Record<string, number>
   readonly perSecond: number
+  /** Milliseconds from its start until every connection had had an answer. */
+  readonly readyMs: number
 }
 
 export interface HeavyClient {
+  /** The loopback address it sends from. */
+  readonly address: string
   readonly child: ChildProcess
-  /** Its totals, once it has run its `seconds` and exited. */
+  /** Once every connection has had an answer (its connection storm over): it then runs its `seconds`. */
+  readonly ready: Promise<void>
+  /** Its totals over its `seconds` from ready, once it has run them and exited. */
   readonly totals: Promise<HeavyTotals>
 }
 
 /**
- * A heavy client in a process of its own (closed-loop.mjs), as a scraper runs: `connections`
- * connections from `localAddress` (another loopback address than the other clients'), each
- * sending its next cache-missing read as soon as the last is answered, for `seconds`.
+ * A loopback address of 127.1.0.0/16 (the other clients' are in 127.0.0.0/24), another each
+ * run: the thousands of ports a run leaves in TIME_WAIT for 60 s would otherwise keep the next
+ * run from the same address from connecting (binding a source address takes a port of its own).
  */
-export function startHeavyClient (origin: string, localAddress: string, connections: number, seconds: number): HeavyClient {
-  const child = spawn(process.execPath, [CLOSED_LOOP, origin, localAddress, String(connections), String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] })
+function freshAddress (): string {
+  return `127.1.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`
+}
+
+/**
+ * A heavy client in a process of its own (closed-loop.mjs), as a scraper runs: `connections`
+ * connections from one loopback address (`address`, or one of its own), each sending its next
+ * cache-missing read as soon as the last is answered, for `seconds` once ready.
+ */
+export function startHeavyClient (origin: string, connections: number, seconds: number, address = freshAddress()): HeavyClient {
+  const child = spawn(process.execPath, [CLOSED_LOOP, origin, address, String(connections), String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] })
   // Listened for at once: the child may be done before its caller asks.
   const exited = once(child, 'exit')
   let out = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
-  return { child, totals: exited.then(() => JSON.parse(out) as HeavyTotals) }
+  let readyNow: () => void = () => {}
+  const ready = new Promise<void>((resolve) => { readyNow = resolve })
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+    if (out.startsWith('ready\n')) readyNow()
+  })
+  // Ready also if it exits without: its totals then say why.
+  exited.then(readyNow, readyNow)
+  return { address, child, ready, totals: exited.then(() => JSON.parse(out.trim().split('\n').at(-1) as string) as HeavyTotals) }
 }

@@ -142,7 +142,11 @@ fi
 
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
 # last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
-client_refusal="http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
+# Refusals are tarpitted: held `timeout tarpit` (1 s) before the 429 goes, as the replicas hold
+# theirs, so a closed loop that ignores Retry-After gets one refusal per connection a second
+# (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
+# router's CPU and the loopback were the polite clients' latency).
+client_refusal="http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
 client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
   tcp-request connection track-sc0 src,ipmask(32,64)"
 if [ "$client_connections" -gt 0 ]; then
@@ -168,7 +172,7 @@ fi
 heavy_connections=$(( server_maxconn / 4 > 8 ? server_maxconn / 4 : 8 ))
 fair_share_rules="  # no fair share at the router (EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS=0, EDGE_API_ROUTER_CLIENT_MAX_REQUESTS=0)"
 [ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ] || fair_share_rules="  http-request set-priority-class int(1) if { sc_conn_cur(0) gt $heavy_connections }
-  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { be_conn_free(edge_api_pool) lt $heavy_connections } { sc_conn_cur(0) gt $heavy_connections }"
+  http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 1 string '{\"message\":\"too many requests from this client while the service is busy; retry after the time in Retry-After\"}' if { be_conn_free(edge_api_pool) lt $heavy_connections } { sc_conn_cur(0) gt $heavy_connections }"
 
 nl='
 '

@@ -6,20 +6,22 @@ import { REAL_CLOCK, type Clock } from '../clock.js'
 // decrease), spent through a token bucket so that what it lets in is spread over the sample.
 // Without it the far-over client was refused whole while the loop was busy and let in whole
 // the next sample it was not: admissions swung between 15 and 200 per 100 ms, and each swing's
-// answers, arriving together, were the polite clients' slowest reads. Unlimited until the loop
-// is first busy; after, it follows what the far-over clients use, growing a quarter a sample
-// while the loop keeps up. A lone client is never far over its share, so this never limits it.
-
+// answers, arriving together, were the polite clients' slowest reads. It starts low, where a
+// sample in which none was used leaves it, and grows as it is used (TCP's slow start): a
+// scraper that opens 4,096 connections beside others was let in whole before the first sample
+// could see it (the polite clients' reads waited up to 280 ms in its first 400 ms); now it
+// reaches 1,000/s in about a second while the loop keeps up. A lone client is never far over
+// its share, so this never limits it.
 /** The least rate it falls to: a far-over client is slowed, never starved. */
 export const MIN_PER_S = 10
-/** What a sample that keeps up adds to the rate, besides a quarter of it. */
+/** What a sample that keeps up adds to the rate, besides a quarter of it; and where the rate starts. */
 export const STEP_PER_S = 20
 /** The bucket holds this many seconds of the rate: a burst of a quarter of a 100 ms sample. */
 const BURST_S = 0.025
 
 export class ExcessPace {
   readonly #clock: Clock
-  #perS = Infinity
+  #perS = STEP_PER_S
   #tokens = 0
   #refilledAt: number
   #used = 0
@@ -30,25 +32,23 @@ export class ExcessPace {
     this.#refilledAt = this.#sampledAt = clock.now()
   }
 
-  /** Requests a second let in now (Infinity: unlimited). */
+  /** Requests a second let in now. */
   get perSecond (): number {
     return this.#perS
   }
 
   /** Whether one more request of a far-over client goes in now (counted when it does). */
   take (): boolean {
-    if (this.#perS !== Infinity) {
-      this.#refill(this.#clock.now())
-      if (this.#tokens < 1) return false
-      this.#tokens--
-    }
+    this.#refill(this.#clock.now())
+    if (this.#tokens < 1) return false
+    this.#tokens--
     this.#used++
     return true
   }
 
-  /** The tokens earned since the last refill, at the rate (none while unlimited), up to the burst. */
+  /** The tokens earned since the last refill, at the rate, up to the burst. */
   #refill (now: number): void {
-    const earned = this.#perS === Infinity ? 0 : (this.#perS * (now - this.#refilledAt)) / 1000
+    const earned = (this.#perS * (now - this.#refilledAt)) / 1000
     this.#tokens = Math.min(Math.max(1, this.#perS * BURST_S), this.#tokens + earned)
     this.#refilledAt = now
   }
@@ -65,7 +65,6 @@ export class ExcessPace {
       this.#tokens = Math.min(this.#tokens, Math.max(1, this.#perS * BURST_S))
       return
     }
-    if (this.#perS === Infinity) return
     // Grown only as far as it is used (twice the last sample's use): a rate not used would
     // let a burst through at once (as TCP's congestion window validation, RFC 7661).
     this.#perS = Math.min(this.#perS * 1.25 + STEP_PER_S, 2 * usedPerS + STEP_PER_S)

@@ -86,7 +86,7 @@ export class FairAdmission {
     return this.#hold.size
   }
 
-  /** Far-over requests let in a second now (Infinity: unlimited). */
+  /** Far-over requests let in a second now. */
   get excessPerSecond (): number {
     return this.#pace.perSecond
   }

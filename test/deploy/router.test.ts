@@ -103,7 +103,7 @@ t.test('DNS pool (Compose): policy, server-template over Docker DNS, metrics on 
   const unbounded = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_QUEUE_LENGTH: '0' }))
   t.notOk(unbounded.some((l) => l.includes('queue(edge_api_pool) ge')), 'EDGE_API_ROUTER_QUEUE_LENGTH=0: no length bound, timeout queue alone')
   const heavy = (config: string[], connections: number): boolean => config.some((l) => l.includes(`if { sc_conn_cur(0) gt ${connections} }`) && l.startsWith('http-request set-priority-class int(1)')) &&
-    config.some((l) => l.startsWith('http-request deny deny_status 429') && l.includes('hdr Retry-After 1') && l.endsWith(`if { be_conn_free(edge_api_pool) lt ${connections} } { sc_conn_cur(0) gt ${connections} }`))
+    config.some((l) => l.startsWith('http-request tarpit deny_status 429') && l.includes('hdr Retry-After 1') && l.endsWith(`if { be_conn_free(edge_api_pool) lt ${connections} } { sc_conn_cur(0) gt ${connections} }`))
   t.ok(heavy(directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off' })), 16), 'fair share: a client holding a quarter of a replica\'s 64 slots is queued last, and refused while fewer slots than that are free')
   t.ok(heavy(custom, 8), 'and never fewer than 8 connections')
   const blind = directives(renderRouterConfig({ EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0' }))

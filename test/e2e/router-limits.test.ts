@@ -49,8 +49,11 @@ t.test('a client over its request rate is refused with a JSON 429 and Retry-Afte
   const statuses: number[] = []
   for (let i = 0; i < 25; i++) statuses.push((await heavy(`${router.url}/v1/status`)).status)
   t.same(statuses, [...Array(20).fill(200), ...Array(5).fill(429)], '20 in 10 s, then refused')
+  const asked = performance.now()
   const refused = await heavy(`${router.url}/v1/status`)
   t.equal(refused.status, 429)
+  // Tarpitted: a client that asks again at once is slowed, not refused faster.
+  t.ok(performance.now() - asked >= 900, `held ${Math.round(performance.now() - asked)} ms before its 429 (timeout tarpit 1s)`)
   t.equal(refused.headers['retry-after'], '10')
   t.match(refused.headers['content-type'], /^application\/json/)
   t.same(refused.body, { message: 'Too Many Requests' })
