@@ -7,10 +7,11 @@
 // round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side.
 // Through the router the replica tells clients apart only with EDGE_API_TRUSTED_PROXIES.
 import { existsSync } from 'node:fs'
+import { startHeavyClient } from '../../harness/heavy-client.js'
 import { p99, POLITE, politeBesideHeavy, politeBound } from '../../harness/polite-beside-heavy.js'
 import type { Row, SuiteResult } from '../lib/report.js'
 import { startMain } from '../lib/servers.js'
-import { round } from '../lib/stats.js'
+import { median, ratio, round } from '../lib/stats.js'
 import type { Context } from './context.js'
 
 export async function fairness (ctx: Context): Promise<SuiteResult> {
@@ -45,8 +46,43 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
         }
       }
     }
+    if (sides.length === 2) rows.push(await aloneAgainstBase(ctx.sim.url, sides, seconds, raw))
   } finally {
     await ctx.sim.clear()
   }
   return { name: 'fairness', rows, raw, seconds: (performance.now() - started) / 1000 }
+}
+
+const ALONE_CONNECTIONS = 1024
+
+/**
+ * The heavy client with nobody else, on each side in turn (three alternating rounds): what it
+ * gets of this build against what it gets of the base, which has no fair share to take anything.
+ */
+async function aloneAgainstBase (chainUrl: string, sides: Array<[string, string | undefined]>, seconds: number, raw: Record<string, unknown>): Promise<Row> {
+  const rates: Record<string, number[]> = {}
+  for (let round = 0; round < 3; round++) {
+    for (const [side, main] of sides) {
+      process.stderr.write(`bench 16: ${side}, heavy ${ALONE_CONNECTIONS} alone\n`)
+      const server = await startMain(chainUrl, { EDGE_API_SHED_DELAY: '20ms' }, 'ignore', main)
+      const heavy = startHeavyClient(server.url, ALONE_CONNECTIONS, seconds)
+      try {
+        const totals = await heavy.totals
+        const served = Object.entries(totals.byStatus).filter(([status]) => status.startsWith('2') || status === '404').reduce((sum, [, n]) => sum + n, 0)
+        ;(rates[side] ??= []).push(served / seconds)
+      } finally {
+        heavy.child.kill('SIGKILL')
+        await server.stop()
+      }
+    }
+  }
+  raw.alone = rates
+  const [build, base] = sides.map(([side]) => median(rates[side] ?? [])) as [number, number]
+  return {
+    item: '16',
+    what: `the heavy client alone on ${ALONE_CONNECTIONS} connections: answers/s served, this build / the base (no fair share), medians of 3 alternating rounds`,
+    value: `${round(build, 0)} / ${round(base, 0)} (${ratio(build / base)})`,
+    goal: '≥ 0.90×',
+    met: build >= 0.9 * base
+  }
 }
