@@ -123,6 +123,11 @@ export class SharedAnswers implements PoolAnswers {
     this.#store.publish(ANSWERS_CHANNEL, `built ${names.answer}`)
   }
 
+  /** Keys this replica's reads wait on another replica's word for: each gone when its last wait ends, so misses leave nothing behind. */
+  get waiting (): number {
+    return this.#waiters.size
+  }
+
   /** This replica's build of `key` will not be shared (an error, a client gone): its claim is let go and its waiters woken. */
   release (key: string): void {
     const names = this.#names(key)

@@ -293,3 +293,40 @@ t.test('reads that came while the answer was built share it', async (t) => {
     t.equal(read.result === 'coalesced' && read.answer.body.toString(), '{"b":2}')
   }
 })
+
+t.test('a pooled answer of either content type the routes send is served (the verify routes answer text/plain)', async (t) => {
+  for (const contentType of ['application/json; charset=utf-8', 'text/plain; charset=utf-8']) {
+    const pool = new FakePool()
+    pool.answer = async () => ({ body: Buffer.from('ok'), contentType, etag: '"x"' })
+    const cache = new AnswerCache({ maxBytes: 1 << 20, pool })
+    const found = await cache.lookup('k')
+    t.equal(found.result, 'shared', contentType)
+    t.equal(found.result === 'shared' && found.answer.contentType, contentType)
+  }
+})
+
+t.test('the byte bound counts each entry\'s key: long keys with small bodies are held and counted, within the bound', async (t) => {
+  // A free-text query parameter makes a long key; its UTF-16 copy in the map outweighs the body.
+  const maxBytes = 64 * 1024
+  const cache = new AnswerCache({ maxBytes })
+  const body = Buffer.from('{}')
+  const key = (i: number): string => `/v1/bridge/addresses?chain=${String(i).padStart(2000, 'x')}`
+  for (let i = 0; i < 100; i++) cache.set(key(i), { body, contentType: JSON_TYPE, etag: tagOf(key(i)) })
+  t.equal(cache.get(key(99))?.body.toString(), '{}', 'the newest is held')
+  t.ok(cache.bytes <= maxBytes, `${cache.bytes} bytes counted, bound ${maxBytes}`)
+  t.ok(cache.bytes >= cache.entries * key(0).length * 2, `${cache.entries} entries counted for their keys`)
+  t.ok(cache.entries < 100, 'the oldest went to keep the keys\' bytes within the bound')
+})
+
+t.test('edge_api_cache_evictions_total counts entries pushed out by the bound, not an answer replaced', async (t) => {
+  let evicted = 0
+  const observer = { cacheResult: () => {}, cacheEvicted: () => { evicted++ } }
+  // 361 bytes an entry as counted: two fit, a third pushes the oldest out.
+  const cache = new AnswerCache({ maxBytes: 1024, observer })
+  cache.set('a', { body: Buffer.alloc(100), contentType: JSON_TYPE, etag: '"x"' })
+  cache.set('a', { body: Buffer.alloc(100), contentType: JSON_TYPE, etag: '"y"' })
+  t.equal(cache.get('a')?.etag, '"y"', 'replaced')
+  t.equal(evicted, 0, 'a replaced answer is not an eviction')
+  for (const key of ['b', 'c']) cache.set(key, { body: Buffer.alloc(100), contentType: JSON_TYPE, etag: '"x"' })
+  t.equal(evicted, 1, 'the oldest pushed out')
+})

@@ -6,7 +6,7 @@ import { SIGNED_BASE } from '../../harness/chain-simulator/data/commits.js'
 import { until } from '../../harness/wait.js'
 import { redisFor } from '../fixtures/redis.js'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
-import { SHARED_PREFIX } from '../../src/shared/shared-answers.js'
+import { SHARED_PREFIX, WAIT_FOR_BUILD_MS } from '../../src/shared/shared-answers.js'
 import { AnswerSeal } from '../../src/shared/answer-value.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
@@ -218,4 +218,31 @@ t.test('with a real store: a pooled answer is served with this replica\'s own ET
   const failed = await failing.app.inject('/v1/restrictions/status')
   t.equal(failed.statusCode, 503)
   t.equal(failed.headers['cache-control'], 'no-store')
+})
+
+t.test('with a real store: a client gone during a slow miss lets the key go at once, so another replica\'s read of it builds without waiting for the abandoned build', async (t) => {
+  const redis = await redisFor(t, 'the pool\'s claims')
+  if (redis === undefined) return
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const replica = async () => {
+    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '1s' } })
+    await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
+    await built.app.inject('/v1/participants') // the head is known
+    return built
+  }
+  const [left, other] = [await replica(), await replica()]
+  await left.app.listen({ host: '127.0.0.1', port: 0 })
+  const origin = `http://127.0.0.1:${(left.app.server.address() as { port: number }).port}`
+  // The abandoned read's answer comes 2.5 s later (its build, on `left`, holds the key's claim meanwhile).
+  sim.latency(2500, EPOCH_INFO)
+  await abandon(`${origin}/v1/epochs/latest`, () => sim.count(EPOCH_INFO) === 1)
+  sim.clearFaults()
+  const started = performance.now()
+  const next = await other.app.inject('/v1/epochs/latest')
+  const ms = performance.now() - started
+  t.equal(next.statusCode, 200)
+  t.equal(next.headers['x-cache'], 'miss', 'built on the other replica')
+  t.ok(ms < 700, `answered in ${Math.round(ms)} ms, not after waiting ${WAIT_FOR_BUILD_MS} ms for the abandoned build's word`)
+  await until(() => left.cache!.building === 0, 'the abandoned build\'s answer to come')
 })

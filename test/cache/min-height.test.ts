@@ -10,8 +10,9 @@ import { MIN_HEIGHT_ABSURD_FACTOR, MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, M
 
 const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
 
+// Spelled as the README tells clients to send it, not by the module's constant.
 const withMin = (minimum: number | string, headers: Record<string, string> = {}): { headers: Record<string, string> } =>
-  ({ headers: { [MIN_HEIGHT_HEADER]: String(minimum), ...headers } })
+  ({ headers: { 'X-Min-Block-Height': String(minimum), ...headers } })
 
 t.test('the header is one block height: anything else is a 400 that says what is wrong', async (t) => {
   t.equal(minimumHeight({}), undefined, 'absent: no minimum')
@@ -45,12 +46,14 @@ for (const cache of ['0', '1MiB']) {
     const first = await app.inject('/v1/epochs/latest')
     const height = Number(first.headers['x-block-height'])
     t.equal(first.headers.vary, MIN_HEIGHT_HEADER, 'latest-state answers vary by the header')
+    sim!.resetCounts()
     for (const minimum of [1, height - 1, height]) {
       const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(minimum) })
       t.equal(res.statusCode, 200)
       t.equal(Number(res.headers['x-block-height']), height, `minimum ${minimum}`)
       t.equal(res.headers.vary, MIN_HEIGHT_HEADER)
     }
+    t.equal(sim!.count(LATEST_BLOCK_PATH), 0, 'no head poll: the served head is fresh and at the minimum, exactly at it included')
   })
 
   t.test(`a node that reaches the minimum within the wait: 200 at it; one that does not: 503 with Retry-After (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
@@ -77,7 +80,7 @@ for (const cache of ['0', '1MiB']) {
   })
 
   t.test(`a minimum beyond this replica's ceiling: 503 with Retry-After at once (it is behind); 400 only for a height absurd on any chain (EDGE_API_CACHE_SIZE=${cache})`, async (t) => {
-    const { sims: [sim] } = await nodes(t, [0])
+    const { clock, sims: [sim] } = await nodes(t, [0])
     const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_MAX_NODE_LAG: '2' } })
     const head = sim!.head
     const ceiling = head + 2 + MIN_HEIGHT_AHEAD_BLOCKS
@@ -95,6 +98,11 @@ for (const cache of ['0', '1MiB']) {
     t.equal(sim!.count(EPOCH_INFO), 0, 'the answer was not read')
     const largest = await app.inject({ url: '/v1/epochs/latest', ...withMin('9007199254740991') })
     t.equal(largest.statusCode, 400)
+    // The ceiling itself is within reach: the read waits, and the node gets there.
+    setTimeout(() => clock.advance(ceiling - head), 300)
+    const atCeiling = await app.inject({ url: '/v1/epochs/latest', ...withMin(ceiling) })
+    t.equal(atCeiling.statusCode, 200, 'a minimum exactly at the ceiling waits for it')
+    t.equal(Number(atCeiling.headers['x-block-height']), ceiling)
   })
 }
 
@@ -182,12 +190,35 @@ t.test('concurrent reads waiting for one minimum share the head polls', async (t
   const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
   sim!.resetCounts()
   setTimeout(() => clock.advance(), 500)
-  const answers = await Promise.all(Array.from({ length: 40 }, async () => app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })))
+  // They come one after another, 10 ms apart, while the first ones wait: each joins the one poll loop.
+  const answers = await Promise.all(Array.from({ length: 40 }, async (_r, i) => {
+    await new Promise((resolve) => setTimeout(resolve, i * 10))
+    return app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })
+  }))
   t.same([...new Set(answers.map((r) => r.statusCode))], [200])
   t.same([...new Set(answers.map((r) => Number(r.headers['x-block-height'])))], [height + 1])
   const polls = sim!.count(LATEST_BLOCK_PATH)
   t.ok(polls <= 10, `40 waiting reads, ${polls} head polls in ~500 ms`)
   t.equal(sim!.count(EPOCH_INFO), 1, 'and one chain read for the answer')
+  // Once every read is answered the loop ends (after its last 100 ms pause); the next read that waits starts it again.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  setTimeout(() => clock.advance(), 300)
+  const later = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 2) })
+  t.equal(later.statusCode, 200, 'a later wait polls again')
+  t.equal(Number(later.headers['x-block-height']), height + 2)
+})
+
+t.test('a node slow to tell its head is asked again as soon as the spacing allows: a poll\'s own time counts in it', async (t) => {
+  const { sims: [sim] } = await nodes(t, [0])
+  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
+  sim!.latency(80, LATEST_BLOCK_PATH)
+  sim!.resetCounts()
+  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1) })
+  t.equal(res.statusCode, 503)
+  const polls = sim!.count(LATEST_BLOCK_PATH)
+  // One per 100 ms (an 80 ms poll, then 20 ms): ~20 in the 2 s; a pause of a full spacing after each would make ~8.
+  t.ok(polls >= 13 && polls <= 21, `${polls} head polls of 80 ms each in the ${MIN_HEIGHT_WAIT_MS} ms wait`)
 })
 
 t.test('nodes that tell no head while a read waits: 503 at the bound, never the 400 of a height judged on stale heads', async (t) => {
@@ -195,7 +226,8 @@ t.test('nodes that tell no head while a read waits: 503 at the bound, never the 
   const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
   const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
   sim!.hang(LATEST_BLOCK_PATH)
-  const far = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1000) })
+  // Absurd against the last head known: judged only on a head a node has just told.
+  const far = await app.inject({ url: '/v1/epochs/latest', ...withMin((height + 2 + MIN_HEIGHT_AHEAD_BLOCKS) * MIN_HEIGHT_ABSURD_FACTOR + 1) })
   t.equal(far.statusCode, 503)
   t.equal(far.headers['retry-after'], '1')
   sim!.clearFaults()

@@ -17,7 +17,7 @@ const WHY = 'the pool\'s rate limit'
 
 interface Replica { readonly service: Service, readonly log: LogLines }
 
-async function replicas (t: Test, limit: string, redisUrl: string | undefined): Promise<Replica[]> {
+async function replicas (t: Test, limit: string, redisUrl: string | undefined, metricsPort?: number): Promise<Replica[]> {
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
   const env = { CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_RATE_LIMIT: limit, EDGE_API_REDIS_TIMEOUT: '250ms', ...CACHE_OFF, ...(redisUrl === undefined ? {} : { EDGE_API_REDIS_URL: redisUrl }) }
@@ -25,7 +25,7 @@ async function replicas (t: Test, limit: string, redisUrl: string | undefined): 
     const log = new LogLines()
     const config = loadConfig(env)
     // No CPU shedding: a loaded test machine would shed what this test counts.
-    const service = await startService({ config, logger: createLogger(config.logLevel, log.stream), loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } })
+    const service = await startService({ config, metricsPort, logger: createLogger(config.logLevel, log.stream), loadShedding: { maxEventLoopUtilization: 0, maxEventLoopDelay: 0 } })
     t.teardown(() => service.close())
     if (redisUrl !== undefined) await until(() => service.shared?.store.state === 'up', 'the store up')
     return { service, log }
@@ -49,7 +49,7 @@ t.test('a client over its limit on one replica is over it on all; another client
   if (redis === undefined) return
   // The store's deadline at 250 ms (below): on a loaded test machine 10 ms is the CPU's, and each
   // miss would be an outage of its own.
-  const pool = await replicas(t, '4/1m', redis.url)
+  const pool = await replicas(t, '4/1m', redis.url, 0)
   const alone = (): number => pool.reduce((n, r) => n + r.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length, 0)
   // The property is the pool's count while the store answers in time: a count past the store's
   // deadline (a loaded machine) is counted locally, by design; then the round is tried again
@@ -75,6 +75,7 @@ t.test('a client over its limit on one replica is over it on all; another client
     t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
     const buckets = await (await redis.admin()).keys('edge-api:1:rate:*')
     t.ok(buckets.length >= 2, `the buckets under edge-api's own prefix, versioned (a store shared with other apps): ${buckets.join(', ')}`)
+    t.match(await pool[0]!.service.metrics!.scrape(), /^edge_api_shared_operations_total\{operation="count",result="ok"\} [1-9]/m, 'the counts are the store\'s `count` commands in its metrics')
     return
   }
   t.fail('the store missed a deadline in each of three rounds')

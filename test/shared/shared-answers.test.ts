@@ -49,6 +49,7 @@ t.test('one replica claims and builds; another finds the same bytes and content 
   const a = await replica(t, redis)
   const b = await replica(t, redis)
   t.equal(await a.answers.find('/v1/epochs/latest {} @100'), undefined, 'A misses and holds the claim')
+  t.equal(a.commands.length, 2, 'the look and the claim: one round trip, nothing more for a claim the store granted')
   t.equal(await (await redis.admin()).get(`${SHARED_PREFIX}${NETWORK}:${FORMAT}:building:/v1/epochs/latest {} @100`), await a.store.get(`${SHARED_PREFIX}${NETWORK}:${FORMAT}:building:/v1/epochs/latest {} @100`), 'the claim names its owner')
   a.answers.keep('/v1/epochs/latest {} @100', answer('{"é":1}'))
   await until(async () => (await (await redis.admin()).exists(nameOf('/v1/epochs/latest {} @100'))) === 1, 'the answer stored')
@@ -83,6 +84,8 @@ t.test('a slow build (300 ms) is paid once: the others are woken by its word, no
   t.equal(own.value, undefined, 'its own claim still held (its release lost): A builds again')
   t.ok(own.ms < 200, `at once (${own.ms.toFixed(0)} ms): it never waits on itself`)
   t.same(a.results, ['claimed', 'claimed', 'claimed', 'claimed'])
+  // Each name's waiters go with their wait's end, whatever ended it: nothing grows with the keys missed.
+  t.same([a, b, c, gaveUp].map((r) => r.answers.waiting), [0, 0, 0, 0], 'no waiter left behind')
 })
 
 t.test('a key whose build is not shared (a 404): its waiters are woken at once, and its next miss costs no wait', async (t) => {
@@ -105,11 +108,26 @@ t.test('a key whose build is not shared (a 404): its waiters are woken at once, 
   const next = await timed(c.answers.find('/v1/bls/signatures/x@5'))
   t.equal(next.value, undefined)
   t.same(c.results, ['claimed'], 'the claim was let go: the next miss claims it')
+  t.same([a, b, c].map((r) => r.answers.waiting), [0, 0, 0], 'no waiter left behind')
   t.ok(next.ms < 100, `with no wait (${next.ms.toFixed(0)} ms)`)
 
   a.answers.keep('big@1', answer(`"${'x'.repeat(MAX_SHARED_BYTES)}"`))
   await until(async () => a.commands.includes('release ok'), 'an answer too large is released, not stored')
   t.equal(await (await redis.admin()).exists(nameOf('big@1')), 0)
+})
+
+t.test('a store whose writes pause (a failover\'s CLIENT PAUSE WRITE) while reads are answered: a claim that times out alone is a miss at once, not a wait for a word', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  // Would it wait for a word, it would wait 5 s: answered within 2 says it did not.
+  const a = await replica(t, redis, { waitMs: 5000 })
+  await (await redis.admin()).sendCommand(['CLIENT', 'PAUSE', '2500', 'WRITE'])
+  t.teardown(async () => { await (await redis.admin()).sendCommand(['CLIENT', 'UNPAUSE']) })
+  const paused = await timed(a.answers.find('k@6'))
+  t.equal(paused.value, undefined, 'this replica builds')
+  t.same(a.results, ['unavailable'], 'counted as the store not saying, not as a wait given up')
+  t.ok(paused.ms < 2000, `after the claim's deadline only (${paused.ms.toFixed(0)} ms; the command deadline is 1000 ms)`)
+  t.equal(a.answers.waiting, 0)
 })
 
 t.test('values checked before use: a planted, altered, unsigned or non-JSON value is a miss, and the replica builds', async (t) => {
