@@ -8,10 +8,9 @@ import { REAL_CLOCK, type Clock } from '../clock.js'
 // the next sample it was not: admissions swung between 15 and 200 per 100 ms, and each swing's
 // answers, arriving together, were the polite clients' slowest reads. It starts low, where a
 // sample in which none was used leaves it, and grows as it is used (TCP's slow start): a
-// scraper that opens 4,096 connections beside others was let in whole before the first sample
-// could see it (the polite clients' reads waited up to 280 ms in its first 400 ms); now it
-// reaches 1,000/s in about a second while the loop keeps up. A lone client is never far over
-// its share, so this never limits it.
+// scraper that opens 4,096 connections beside others was let in whole, up to the chain queue's
+// bound, before any sample could see it; now it reaches 1,000/s in about a second while the
+// loop keeps up. A lone client is never far over its share, so this never limits it.
 /** The least rate it falls to: a far-over client is slowed, never starved. */
 export const MIN_PER_S = 10
 /** What a sample that keeps up adds to the rate, besides a quarter of it; and where the rate starts. */
