@@ -6,6 +6,9 @@
 // their answers and their latency; the heavy client's excess is refused with 429 +
 // Retry-After; alone, the heavy client gets the whole replica. Each side in a process of its
 // own, the chain simulator in this one.
+import { mkdtempSync, openSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
@@ -13,7 +16,8 @@ import { Router } from '../../harness/haproxy.js'
 import { startHeavyClient, type HeavyTotals } from '../../harness/heavy-client.js'
 import { p99, politeBesideHeavy, politeBound, type PoliteBesideHeavy } from '../../harness/polite-beside-heavy.js'
 import { freePorts } from '../../harness/ports.js'
-import { serveMain } from '../fixtures/serve-main.js'
+import { CACHE_OFF } from '../../harness/cache-off.js'
+import { spawnMain } from '../../harness/main-process.js'
 import { until } from '../../harness/wait.js'
 
 const ALONE_S = 3
@@ -56,6 +60,32 @@ function judge (t: Test, { alone, beside, heavy }: PoliteBesideHeavy, refusedBy:
   t.equal(heavy.retryAfter, heavy.byStatus['429'], 'each with Retry-After')
 }
 
+/**
+ * dist/main.js in front of `sim`, shedding at the default target, its log (info, as deployed)
+ * to a file: a load test's log is never read through a pipe by this process, which is also the
+ * chain simulator. The answer cache off, as in the issue's run: every read is a chain read.
+ */
+async function serveReplica (t: Test, sim: ChainSimulator, env: Record<string, string> = {}): Promise<{ origin: string }> {
+  const [port] = await freePorts(1) as [number]
+  const dir = mkdtempSync(join(tmpdir(), 'fair-share-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const main = spawnMain({
+    CHAIN_REST_URL: sim.url,
+    EDGE_API_PORT: String(port),
+    EDGE_API_HOST: '127.0.0.1',
+    EDGE_API_DRAIN_ANNOUNCE: '0',
+    EDGE_API_LOG_LEVEL: 'info',
+    EDGE_API_METRICS_PORT: 'off',
+    EDGE_API_SHED_DELAY: '20ms',
+    ...CACHE_OFF,
+    ...env
+  }, { stdout: openSync(join(dir, 'replica.log'), 'w') })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  const origin = `http://127.0.0.1:${port}`
+  await until(async () => (await fetch(`${origin}/readyz`).catch(() => undefined))?.ok === true, 'the replica ready', { intervalMs: 50 })
+  return { origin }
+}
+
 async function simulator (t: Test): Promise<ChainSimulator> {
   const sim = await startChainSimulator()
   t.teardown(async () => sim.close())
@@ -65,14 +95,14 @@ async function simulator (t: Test): Promise<ChainSimulator> {
 
 for (const connections of [1024, 4096]) {
   t.test(`directly to a replica, a heavy client of ${connections} connections beside twenty polite ones: the polite keep their answers and latency, the heavy excess gets 429`, async (t) => {
-    const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms' })
+    const { origin } = await serveReplica(t, await simulator(t))
     judge(t, await beside(t, origin, connections), 'the replica')
   })
 }
 
 t.test('through the router as compose ships it, a heavy client of 1024 connections beside twenty polite ones', async (t) => {
   if (!requireTool(t, 'haproxy', 'fairness through the router')) return
-  const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms', EDGE_API_TRUSTED_PROXIES: '127.0.0.1' })
+  const { origin } = await serveReplica(t, await simulator(t), { EDGE_API_TRUSTED_PROXIES: '127.0.0.1' })
   const [port, metricsPort] = await freePorts(2) as [number, number]
   // The per-client limits as compose ships them (the loopback router turns them off by default).
   const router = new Router([new URL(origin).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '100', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '2000' })
@@ -86,7 +116,7 @@ t.test('through the router as compose ships it, a heavy client of 1024 connectio
 })
 
 t.test('alone, the heavy client gets the whole replica: on 1024 connections as on 64, none refused as its excess', async (t) => {
-  const { origin } = await serveMain(t, [await simulator(t)], { EDGE_API_SHED_DELAY: '20ms' })
+  const { origin } = await serveReplica(t, await simulator(t))
   const rounds: Array<{ connections: number, totals: HeavyTotals }> = []
   // Alternated, twice each: this machine's speed drifts. One address throughout: the same
   // client (another would not be alone: a client counts as active for 10 s after its last request).
