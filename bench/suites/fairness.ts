@@ -2,8 +2,9 @@
 // loopback address and keep-alive connections, read /v1/epochs/latest and /v1/participants/{address}
 // four times a second; then one heavy client (a process of its own, one address) runs a closed loop
 // of cache-missing reads on 256, 1024 and 4096 connections beside them (harness/polite-beside-heavy.ts,
-// the scenario test/e2e/fair-share.test.ts asserts), directly to one replica (dist/main.js,
-// shedding at its default target, the chain 5 ms away). This build against another build (the
+// the scenario test/e2e/fair-share.test.ts asserts), directly to one replica (dist/main.js as
+// deployed: shedding at its default target, the answer cache on; the chain 5 ms away, a block a
+// second, as in the issue's run). This build against another build (the
 // round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side.
 // Through the router the replica tells clients apart only with EDGE_API_TRUSTED_PROXIES.
 import { existsSync } from 'node:fs'
@@ -14,6 +15,9 @@ import { startMain } from '../lib/servers.js'
 import { median, ratio, round } from '../lib/stats.js'
 import type { Context } from './context.js'
 
+/** A replica's defaults (startMain turns the answer cache off for benchmarks 1–13). */
+const AS_DEPLOYED = { EDGE_API_SHED_DELAY: '20ms', EDGE_API_CACHE_SIZE: '64MiB' }
+
 export async function fairness (ctx: Context): Promise<SuiteResult> {
   const started = performance.now()
   const rows: Row[] = []
@@ -23,11 +27,13 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
   if (baseline !== undefined && existsSync(baseline)) sides.push(['base', baseline])
   const seconds = Math.max(3, ctx.runS * 2)
   await ctx.sim.latency(5)
+  // The issue's chain: a block a second (each polite read a hit within a block, a miss at the next).
+  await ctx.sim.blockEvery(1000)
   try {
     for (const connections of ctx.runS < 2 ? [256, 1024] : [256, 1024, 4096]) {
       for (const [side, main] of sides) {
         process.stderr.write(`bench 16: ${side}, heavy ${connections}\n`)
-        const server = await startMain(ctx.sim.url, { EDGE_API_SHED_DELAY: '20ms' }, 'ignore', main)
+        const server = await startMain(ctx.sim.url, AS_DEPLOYED, 'ignore', main)
         const children: Array<() => void> = []
         try {
           const { alone, beside, heavy } = await politeBesideHeavy(server.url, connections, seconds - 1, seconds - 1, (kill) => children.push(kill))
@@ -48,6 +54,7 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
     }
     if (sides.length === 2) rows.push(await aloneAgainstBase(ctx.sim.url, sides, seconds, raw))
   } finally {
+    await ctx.sim.blockEvery(0)
     await ctx.sim.clear()
   }
   return { name: 'fairness', rows, raw, seconds: (performance.now() - started) / 1000 }
@@ -64,7 +71,7 @@ async function aloneAgainstBase (chainUrl: string, sides: Array<[string, string 
   for (let round = 0; round < 3; round++) {
     for (const [side, main] of sides) {
       process.stderr.write(`bench 16: ${side}, heavy ${ALONE_CONNECTIONS} alone\n`)
-      const server = await startMain(chainUrl, { EDGE_API_SHED_DELAY: '20ms' }, 'ignore', main)
+      const server = await startMain(chainUrl, AS_DEPLOYED, 'ignore', main)
       const heavy = startHeavyClient(server.url, ALONE_CONNECTIONS, seconds)
       try {
         const totals = await heavy.totals

@@ -1,5 +1,6 @@
-// Issue 41's scenario on real sockets, as deployed (dist/main.js, its load shedding on at the
-// default target): twenty polite clients, each from its own loopback address and on its own
+// Issue 41's scenario on real sockets, as deployed (dist/main.js with its defaults: load
+// shedding at the default target, the answer cache on; a chain answering in 5 ms with a block a
+// second): twenty polite clients, each from its own loopback address and on its own
 // keep-alive connections, read four times a second; then one heavy client (a process of its
 // own, one address) runs a closed loop of cache-missing reads on 1,024 or 4,096 connections
 // beside them, directly and through the router as compose ships it. The polite clients keep
@@ -11,12 +12,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
 import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { Router } from '../../harness/haproxy.js'
 import { startHeavyClient, type HeavyTotals } from '../../harness/heavy-client.js'
 import { p99, politeBesideHeavy, politeBound, type PoliteBesideHeavy } from '../../harness/polite-beside-heavy.js'
 import { freePorts } from '../../harness/ports.js'
-import { CACHE_OFF } from '../../harness/cache-off.js'
 import { spawnMain } from '../../harness/main-process.js'
 import { until } from '../../harness/wait.js'
 
@@ -61,9 +62,9 @@ function judge (t: Test, { alone, beside, heavy }: PoliteBesideHeavy, refusedBy:
 }
 
 /**
- * dist/main.js in front of `sim`, shedding at the default target, its log (info, as deployed)
- * to a file: a load test's log is never read through a pipe by this process, which is also the
- * chain simulator. The answer cache off, as in the issue's run: every read is a chain read.
+ * dist/main.js as deployed (its defaults: shedding at 20 ms, the answer cache on) in front of
+ * `sim`, its log (info) to a file: a load test's log is never read through a pipe by this
+ * process, which is also the chain simulator.
  */
 async function serveReplica (t: Test, sim: ChainSimulator, env: Record<string, string> = {}): Promise<{ origin: string }> {
   const [port] = await freePorts(1) as [number]
@@ -76,8 +77,6 @@ async function serveReplica (t: Test, sim: ChainSimulator, env: Record<string, s
     EDGE_API_DRAIN_ANNOUNCE: '0',
     EDGE_API_LOG_LEVEL: 'info',
     EDGE_API_METRICS_PORT: 'off',
-    EDGE_API_SHED_DELAY: '20ms',
-    ...CACHE_OFF,
     ...env
   }, { stdout: openSync(join(dir, 'replica.log'), 'w') })
   t.teardown(() => main.child.kill('SIGKILL'))
@@ -86,9 +85,15 @@ async function serveReplica (t: Test, sim: ChainSimulator, env: Record<string, s
   return { origin }
 }
 
+/** The issue's chain: answers in 5 ms, a block a second (each polite read a hit within a block, a miss at the next). */
 async function simulator (t: Test): Promise<ChainSimulator> {
-  const sim = await startChainSimulator()
-  t.teardown(async () => sim.close())
+  const clock = new BlockClock()
+  clock.every(1000)
+  const sim = await startChainSimulator(0, { clock })
+  t.teardown(async () => {
+    clock.stop()
+    await sim.close()
+  })
   sim.latency(5)
   return sim
 }
