@@ -5,7 +5,7 @@ import { buildTestApp } from '../fixtures/app.js'
 import { SIGNED_BASE } from '../../harness/chain-simulator/data/commits.js'
 import { until } from '../../harness/wait.js'
 import { redisFor } from '../fixtures/redis.js'
-import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
+import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { SHARED_PREFIX, WAIT_FOR_BUILD_MS } from '../../src/shared/shared-answers.js'
 import { AnswerSeal } from '../../src/shared/answer-value.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
@@ -174,17 +174,20 @@ t.test('concurrent misses on their own connections cost one build: one miss, the
   t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
 })
 
+/** A replica of a pool sharing answers through the store at `redisUrl`, once it knows the chain's network. */
+async function pooledReplica (t: Test, sim: ChainSimulator, redisUrl: string): Promise<Awaited<ReturnType<typeof buildTestApp>>> {
+  const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redisUrl, EDGE_API_REDIS_TIMEOUT: '1s' } })
+  // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
+  await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
+  return built
+}
+
 t.test('with a real store: a pooled answer is served with this replica\'s own ETag; one of a content type this service never sends is not served; a failed build releases its claim', async (t) => {
   const redis = await redisFor(t, 'the pool\'s answers')
   if (redis === undefined) return
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
-  const replica = async () => {
-    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '1s' } })
-    // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
-    await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
-    return built
-  }
+  const replica = async () => await pooledReplica(t, sim, redis.url)
   const admin = await redis.admin()
   const builder = await replica()
   const built = await builder.app.inject('/v1/epochs/latest')
@@ -226,8 +229,7 @@ t.test('with a real store: a client gone during a slow miss lets the key go at o
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
   const replica = async () => {
-    const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '1s' } })
-    await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
+    const built = await pooledReplica(t, sim, redis.url)
     await built.app.inject('/v1/participants') // the head is known
     return built
   }
