@@ -335,25 +335,31 @@ t.test('a false first head (nothing to judge it by) is corrected by the node\'s 
   t.equal(await heads.poll(), true, 'a poll that tells a head')
 })
 
-t.test('lookFor: a poll after the one in flight; a look for a head at or below one under way joins it; reads wait for it at most lookWaitMs', async (t) => {
-  const clock = new ManualClock()
-  let head = 100
-  let polls = 0
-  let hang: Promise<void> = Promise.resolve()
+/** One node's heads on `clock` (a minute's max age), polled by `poll`, which tells them a height. */
+function oneNodeHeads (clock: ManualClock, poll: (heads: ChainHeads) => Promise<void>, lookWaitMs?: number): ChainHeads {
   const heads: ChainHeads = new ChainHeads({
     nodeCount: 1,
     maxLag: 2,
     maxAgeMs: 60_000,
     log: undefined,
     urls: ['http://127.0.0.1:1'],
-    poll: async () => {
-      polls++
-      await hang
-      heads.observe(0, head, 'poll')
-    },
-    lookWaitMs: 30,
+    poll: async () => { await poll(heads) },
+    ...(lookWaitMs === undefined ? {} : { lookWaitMs }),
     clock
   })
+  return heads
+}
+
+t.test('lookFor: a poll after the one in flight; a look for a head at or below one under way joins it; reads wait for it at most lookWaitMs', async (t) => {
+  const clock = new ManualClock()
+  let head = 100
+  let polls = 0
+  let hang: Promise<void> = Promise.resolve()
+  const heads = oneNodeHeads(clock, async (heads) => {
+    polls++
+    await hang
+    heads.observe(0, head, 'poll')
+  }, 30)
   t.equal(await heads.latest(), 100)
   head = 101
   const look = heads.lookFor(101)
@@ -530,18 +536,10 @@ t.test('a look ended is not joined: the next look polls again; a look ending doe
   let gated = false
   const clock = new ManualClock()
   let polls = 0
-  const heads: ChainHeads = new ChainHeads({
-    nodeCount: 1,
-    maxLag: 2,
-    maxAgeMs: 60_000,
-    log: undefined,
-    urls: ['http://127.0.0.1:1'],
-    poll: async () => {
-      polls++
-      if (gated) await new Promise<void>((resolve) => { gates.push(resolve) })
-      heads.observe(0, head, 'poll')
-    },
-    clock
+  const heads = oneNodeHeads(clock, async (heads) => {
+    polls++
+    if (gated) await new Promise<void>((resolve) => { gates.push(resolve) })
+    heads.observe(0, head, 'poll')
   })
   t.equal(await heads.lookFor(100), true)
   t.equal(await heads.lookFor(100), true, 'a look for the same height after the first ended…')
