@@ -19,29 +19,67 @@ const ALONE = ['test/e2e/fair-share.test.ts', 'test/e2e/waiting.test.ts', 'test/
 const tapFirst = `--import=${new URL('./tap-first.mjs', import.meta.url).href}`
 const env = { ...process.env, NODE_OPTIONS: `${tapFirst} ${process.env.NODE_OPTIONS ?? ''}`.trim() }
 
-/** Runs tap with `args`, its output passed through; resolves with its exit code and the counts of its summary line. */
+/** Runs tap with `args`, its output passed through; resolves with its exit code, the counts of its summary line and its failures. */
 function tap (args) {
   return new Promise((resolve) => {
     const child = spawn('npx', ['tap', ...args], { stdio: ['inherit', 'pipe', 'inherit'], env })
     let tail = ''
+    const failures = new FailureLines()
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
-      tail = (tail + chunk.toString('utf8')).slice(-4096)
+      const text = chunk.toString('utf8')
+      tail = (tail + text).slice(-4096)
+      failures.read(text)
     })
     child.on('exit', (code) => {
       const summary = [...tail.matchAll(/^# \{ (total: \d+[^}]*)\}/gm)].at(-1)?.[1] ?? ''
       const counts = Object.fromEntries([...summary.matchAll(/(\w+): (\d+)/g)].map(([, key, n]) => [key, Number(n)]))
-      resolve({ code: code ?? 1, counts })
+      resolve({ code: code ?? 1, counts, failures: failures.lines })
     })
   })
 }
 
+/**
+ * Keeps each `not ok` line with the telling lines of the diagnostic under it (what was found and
+ * wanted, where), so the end of the output names what failed: a CI log is often read by its last
+ * lines only, and one failed assertion among ten thousand is otherwise far above them.
+ */
+class FailureLines {
+  lines = []
+  #partial = ''
+  #inBlock = false
+
+  read (text) {
+    const lines = (this.#partial + text).split('\n')
+    this.#partial = lines.pop()
+    for (const line of lines) {
+      if (/^\s*not ok /.test(line)) {
+        this.lines.push(line)
+        this.#inBlock = true
+      } else if (!this.#inBlock || /^\s*(ok \d|# Subtest)/.test(line) || /^\s+\.\.\.$/.test(line)) {
+        this.#inBlock = false
+      } else if (/^\s+(found|wanted|message|fileName|lineNumber|[-+](?![\s-+]))/.test(line)) {
+        this.lines.push(line)
+      }
+    }
+  }
+}
+
 const asked = process.argv.slice(2)
+
+/** Repeats every failure at the end, where a reader of the last lines sees it. */
+function recap (failures) {
+  if (failures.length > 0) process.stdout.write(`\n# what failed:\n${failures.map((line) => `# ${line}`).join('\n')}\n`)
+}
+
 if (asked.some((arg) => !arg.startsWith('-'))) {
-  process.exitCode = (await tap(asked)).code
+  const run = await tap(asked)
+  recap(run.failures)
+  process.exitCode = run.code
 } else {
   const parallel = await tap([...asked, ...ALONE.map((file) => `--exclude=${file}`)])
   const alone = await tap([...asked, '--disable-coverage', '--jobs=1', ...ALONE])
+  recap([...parallel.failures, ...alone.failures])
   const total = {}
   for (const counts of [parallel.counts, alone.counts]) for (const [key, n] of Object.entries(counts)) total[key] = (total[key] ?? 0) + n
   process.stdout.write(`# { ${Object.entries(total).map(([key, n]) => `${key}: ${n}`).join(', ')} }\n`)
