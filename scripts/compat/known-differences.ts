@@ -45,6 +45,19 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
   { route: /^\/v1\/versions$/, path: ['api_version', 'build_time'], matches: addedString }
 ]
 
+/** Two readings of a clock in unix seconds, taken up to `seconds` apart. */
+const clockReadings = (seconds: number) => (a: Json | undefined, b: Json | undefined): boolean =>
+  a instanceof RawNumber && b instanceof RawNumber && /^\d+$/.test(a.text) && /^\d+$/.test(b.text) && Math.abs(Number(a.text) - Number(b.text)) <= seconds
+
+/**
+ * Values that are the request's time on both servers (Go's and edge-api's alike): the two
+ * requests of a comparison are sent a moment apart, so they straddle a second's boundary now
+ * and then. Taken as equal when a few seconds apart, and not reported: they are no difference.
+ */
+export const REQUEST_TIMES: readonly KnownDifference[] = [
+  { route: /^\/v1\/models$/, path: ['data', '*', 'created'], matches: clockReadings(5) }
+]
+
 /** A difference's name in reports: its path, lists as "[]". */
 export function fieldName (difference: KnownDifference): string {
   return difference.path.join('.').replaceAll('.*', '[]')

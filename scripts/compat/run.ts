@@ -1,6 +1,6 @@
 import { canonicalLines, keyPaths, parseJson, type Json } from './json.js'
 import { lineDiff } from './diff.js'
-import { fieldName, KNOWN_DIFFERENCES, reconcile } from './known-differences.js'
+import { fieldName, KNOWN_DIFFERENCES, reconcile, REQUEST_TIMES } from './known-differences.js'
 import { discoverParams, routesFor, type ExtraParams, type Get, type Route } from './routes.js'
 
 // Calls every route on two servers and compares them, as the Go project's compatibility test
@@ -86,6 +86,7 @@ async function attemptRoute (route: Route, getA: Get, getB: Get): Promise<RouteR
   // Both failed the same way: compatible, as in Go's test (error texts are not compared).
   if (x.status < 200 || x.status > 299) return { path, ok: true, summary: `${x.status} (both)`, diff: [], known: [] }
   const [first, second] = [parse(x.body), parse(y.body)]
+  if ('json' in first && 'json' in second) reconcile(path, first.json, second.json, REQUEST_TIMES)
   const known = 'json' in first && 'json' in second ? reconcile(path, first.json, second.json) : []
   const diff = lineDiff(lines(first, route.compare), lines(second, route.compare))
   const summary = (route.compare === 'keys' ? `${x.status} (key paths)` : String(x.status)) + (known.length > 0 ? ` (known differences: ${known.join(', ')})` : '')

@@ -29,8 +29,12 @@ async function listening (): Promise<string> {
 const reference = await listening()
 const candidate = await listening()
 
-/** A proxy to `target` that alters answers on the way. */
-async function plantedProxy (target: string): Promise<string> {
+/** The planted differences: the participants' epoch_group_id as a string. */
+const plantDifference = (path: string, body: string): string =>
+  path === PARTICIPANTS_ROUTE ? body.replace('"epoch_group_id":42,', '"epoch_group_id":"42",') : body
+
+/** A proxy to `target` that alters answers on the way (`alter`), and fails two routes. */
+async function plantedProxy (target: string, alter = plantDifference): Promise<string> {
   const proxy = createServer((req, res) => {
     const path = req.url ?? '/'
     if (path === '/v1/restrictions/status') {
@@ -42,8 +46,7 @@ async function plantedProxy (target: string): Promise<string> {
       return
     }
     fetch(target + path).then(async (upstream) => {
-      let body = await upstream.text()
-      if (path === PARTICIPANTS_ROUTE) body = body.replace('"epoch_group_id":42,', '"epoch_group_id":"42",')
+      const body = alter(path, await upstream.text())
       res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain' }).end(body)
     }, () => res.writeHead(502).end())
   })
@@ -144,6 +147,19 @@ t.test('the command line: usage errors, help, exit 0 when equal, 1 on a differen
   out = ''
   t.equal(await main(['--request-id', 'deadbeef', '--exemption-id', 'emergency-infrastructure-001', '--exemption-account', 'gonka1x', '--pubkey', '02', reference, candidate], write), 0)
   t.match(out, '/v1/bls/signatures/deadbeef')
+})
+
+t.test('a model\'s `created` is the request\'s time on either server: a second apart is no difference, a minute is', async (t) => {
+  const shifted = (seconds: number) => (path: string, body: string): string =>
+    path === '/v1/models' ? body.replaceAll(/"created":(\d+)/g, (_, n: string) => `"created":${Number(n) + seconds}`) : body
+  const compare = async (seconds: number): Promise<{ ok: boolean | undefined, summary: string | undefined }> => {
+    const report = await compareServers(reference, await plantedProxy(candidate, shifted(seconds)), FAST)
+    const models = report.results.find((r) => r.path === '/v1/models')
+    return { ok: models?.ok, summary: models?.summary }
+  }
+  t.same(await compare(1), { ok: true, summary: '200' }, 'the two requests straddled a second: equal, and not a known difference')
+  t.same(await compare(-1), { ok: true, summary: '200' }, 'either way')
+  t.equal((await compare(60)).ok, false, 'a minute apart is a difference')
 })
 
 t.test('npm run compat\'s script exits non-zero on a planted difference and prints the diff', async (t) => {
