@@ -24,6 +24,9 @@ interface Replica {
   readonly hints: HeadHints
   readonly results: HintResult[]
   readonly warnings: string[]
+  /** Each warn and info line's fields, as an operator reads them. */
+  readonly warned: object[]
+  readonly informed: object[]
   readonly chain: { height: number, polls: number, hang: boolean }
 }
 
@@ -48,6 +51,8 @@ async function replica (t: Test, redis: RedisServer, height: number, options: { 
   const chain = { height, polls: 0, hang: false }
   const results: HintResult[] = []
   const warnings: string[] = []
+  const warned: object[] = []
+  const informed: object[] = []
   const heads: ChainHeads = new ChainHeads({
     nodeCount: 2,
     maxLag: NODE_LAG,
@@ -68,12 +73,12 @@ async function replica (t: Test, redis: RedisServer, height: number, options: { 
     heads,
     maxLag: NODE_LAG,
     onHint: (result) => results.push(result),
-    log: { info: () => {}, warn: (_fields, message) => { warnings.push(message) } },
+    log: { info: (fields) => { informed.push(fields) }, warn: (fields, message) => { warnings.push(message); warned.push(fields) } },
     ...hinting
   })
   t.teardown(() => { hints.close() })
   await heads.latest()
-  return { heads, hints, results, warnings, chain }
+  return { heads, hints, results, warnings, warned, informed, chain }
 }
 
 t.test('a head one replica\'s nodes confirm reaches the other at once; its next latest-state read is at that head', async (t) => {
@@ -112,8 +117,10 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
   t.equal(await b.heads.latest(), 100, 'served from its own nodes, waiting for nothing')
   t.equal(b.chain.polls, polls, 'not even a look')
   t.same(b.warnings, ['shared head ignored: far ahead of every node of this replica'], 'one warning, however many poisoned heads')
+  t.same(b.warned, [{ hint: 100 + 1_000_000, best: 100, maxAhead: NODE_LAG + HINT_SLACK_BLOCKS }], 'it names the head published, this replica\'s best and the bound it is beyond')
   t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS + 1} x`), 'implausible', `the bound: EDGE_API_MAX_NODE_LAG + ${HINT_SLACK_BLOCKS} blocks`)
   t.equal(b.hints.take(`${100 + NODE_LAG + HINT_SLACK_BLOCKS} x`), 'looked', 'within it: looked at')
+  t.same(b.informed, [{ hint: 100 + NODE_LAG + HINT_SLACK_BLOCKS, best: 100 }], 'one info line says heads are plausible again, and which')
   t.equal(b.hints.take(`${100 + 1_000_000} poisoner`), 'implausible')
   t.equal(b.warnings.length, 2, 'poisoned again after a plausible head: warned once more')
 })
