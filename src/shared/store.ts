@@ -21,7 +21,6 @@ export const OPERATIONS: readonly Operation[] = ['get', 'set', 'claim', 'release
  * overloaded). Only `up` sends commands; `unresponsive` lets one through now and then to see.
  */
 export type StoreState = 'connecting' | 'up' | 'down' | 'unresponsive'
-export const STORE_STATES: readonly StoreState[] = ['connecting', 'up', 'down', 'unresponsive']
 
 /** Told of every command's result and every change of state (src/metrics/ counts them). */
 export interface StoreObserver extends SubscriptionObserver {
