@@ -86,8 +86,11 @@ async function attemptRoute (route: Route, getA: Get, getB: Get): Promise<RouteR
   // Both failed the same way: compatible, as in Go's test (error texts are not compared).
   if (x.status < 200 || x.status > 299) return { path, ok: true, summary: `${x.status} (both)`, diff: [], known: [] }
   const [first, second] = [parse(x.body), parse(y.body)]
-  if ('json' in first && 'json' in second) reconcile(path, first.json, second.json, REQUEST_TIMES)
-  const known = 'json' in first && 'json' in second ? reconcile(path, first.json, second.json) : []
+  let known: string[] = []
+  if ('json' in first && 'json' in second) {
+    reconcile(path, first.json, second.json, REQUEST_TIMES)
+    known = reconcile(path, first.json, second.json)
+  }
   const diff = lineDiff(lines(first, route.compare), lines(second, route.compare))
   const summary = (route.compare === 'keys' ? `${x.status} (key paths)` : String(x.status)) + (known.length > 0 ? ` (known differences: ${known.join(', ')})` : '')
   return { path, ok: diff.length === 0, summary, diff, known }
