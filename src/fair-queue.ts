@@ -19,10 +19,46 @@ interface Waiter<T> {
   readonly refuse: (refusal: Refusal) => void
 }
 
+/**
+ * One client's waiters, oldest first. Taken from the front by an index, not Array#shift: a
+ * lone heavy client holds the whole line in one FIFO (a thousand waiters), and shift() moved
+ * every one of them for each slot given (5 µs of a ~480 µs answer in a profile of it).
+ */
+class Fifo<T> {
+  #items: T[] = []
+  #head = 0
+
+  get length (): number {
+    return this.#items.length - this.#head
+  }
+
+  push (item: T): void {
+    this.#items.push(item)
+  }
+
+  /** The oldest; the caller knows the FIFO is not empty. */
+  shift (): T {
+    const item = this.#items[this.#head] as T
+    this.#items[this.#head] = undefined as T
+    this.#head++
+    // The taken slots are dropped once they are half the array: amortized O(1) a waiter.
+    if (this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head)
+      this.#head = 0
+    }
+    return item
+  }
+
+  /** The newest; the caller knows the FIFO is not empty. */
+  pop (): T {
+    return this.#items.pop() as T
+  }
+}
+
 export class FairQueue<T> {
   readonly #limit: number
   // Insertion order is the round-robin order: a client served goes to the back.
-  readonly #fifos = new Map<string, Array<Waiter<T>>>()
+  readonly #fifos = new Map<string, Fifo<Waiter<T>>>()
   #size = 0
 
   constructor (limit: number) {
@@ -52,13 +88,13 @@ export class FairQueue<T> {
         refuse({ overShare: own > 0 && this.#fifos.size > 1 })
         return false
       }
-      const evicted = heaviest.pop() as Waiter<T>
+      const evicted = heaviest.pop()
       this.#size--
       evicted.refuse({ overShare: true })
     }
     let fifo = this.#fifos.get(client)
     if (fifo === undefined) {
-      fifo = []
+      fifo = new Fifo()
       this.#fifos.set(client, fifo)
     }
     fifo.push({ item, refuse })
@@ -71,15 +107,15 @@ export class FairQueue<T> {
     const next = this.#fifos.entries().next()
     if (next.done === true) return undefined
     const [client, fifo] = next.value
-    const waiter = fifo.shift() as Waiter<T>
+    const waiter = fifo.shift()
     this.#fifos.delete(client)
     if (fifo.length > 0) this.#fifos.set(client, fifo)
     this.#size--
     return waiter.item
   }
 
-  #heaviest (): Array<Waiter<T>> | undefined {
-    let heaviest: Array<Waiter<T>> | undefined
+  #heaviest (): Fifo<Waiter<T>> | undefined {
+    let heaviest: Fifo<Waiter<T>> | undefined
     for (const fifo of this.#fifos.values()) {
       if (heaviest === undefined || fifo.length > heaviest.length) heaviest = fifo
     }

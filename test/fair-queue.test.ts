@@ -1,3 +1,4 @@
+import { getHeapSpaceStatistics } from 'node:v8'
 import t from 'tap'
 import { FairQueue, type Refusal } from '../src/fair-queue.js'
 
@@ -61,4 +62,41 @@ t.test('a million distinct clients never hold more state than the line\'s limit'
   }
   t.ok(line.size <= 8, `${line.size} waiting`)
   t.ok(line.clients <= 8, `${line.clients} clients held: bounded by the limit, not by the clients seen`)
+})
+
+t.test('a lone client\'s long line stays in order through shifts, new waiters and evictions', async (t) => {
+  const { line, push, refused } = queue(1000)
+  const served: string[] = []
+  let next = 0
+  // Pushes and shifts interleaved, so the line is compacted many times while it holds waiters.
+  for (let round = 0; round < 50; round++) {
+    for (let i = 0; i < 30; i++) push('heavy', `h${next++}`)
+    for (let i = 0; i < 20; i++) served.push(line.shift() as string)
+  }
+  t.same(served, Array.from({ length: 1000 }, (_, i) => `h${i}`), 'oldest first')
+  t.equal(line.size, 500)
+  // Full: a newcomer evicts the heavy client's newest waiter, never one from its front.
+  for (let i = 0; i < 500; i++) push('heavy', `h${next++}`)
+  t.ok(push('polite', 'p1'))
+  t.same(refused, [['h1999', { overShare: true }]])
+  t.equal(line.shift(), 'h1000')
+  t.equal(line.shift(), 'p1')
+  t.equal(line.shift(), 'h1001')
+  t.equal(line.size, 997)
+})
+
+t.test('a line that never empties holds its waiters, not every waiter it has had', async (t) => {
+  const { line, push } = queue(1000)
+  // An array that outgrows ~128 KiB lives in V8's large object space: a FIFO that kept the
+  // slots of its served waiters would be one, 8 bytes a waiter served (8 MB here).
+  const largeObjects = (): number => getHeapSpaceStatistics().find((space) => space.space_name === 'large_object_space')?.space_used_size ?? 0
+  const before = largeObjects()
+  for (let i = 0; i < 500; i++) push('heavy', `h${i}`)
+  for (let i = 500; i < 1_000_500; i++) {
+    push('heavy', `h${i}`)
+    line.shift()
+  }
+  t.equal(line.size, 500)
+  const grown = largeObjects() - before
+  t.ok(grown < 1_000_000, `large objects grew by ${grown} bytes over a million waiters served`)
 })

@@ -126,7 +126,8 @@ export class AnswerCache {
       return answer !== undefined ? { result: 'coalesced', answer } : { result: 'miss', build: this.#build(key, undefined) }
     }
     const flight = this.#fly(key)
-    const pooled = await this.#pooled(key)
+    // Without a pool, no await: a miss goes straight to its build.
+    const pooled = this.#pool === undefined ? undefined : await this.#pooled(this.#pool, key)
     if (pooled === undefined) return { result: 'miss', build: this.#build(key, flight) }
     this.#lru.set(key, pooled)
     flight.land(pooled)
@@ -148,9 +149,9 @@ export class AnswerCache {
   }
 
   // The pool's answer as this replica would send it: its own tag, a content type it sends.
-  async #pooled (key: string): Promise<CachedAnswer | undefined> {
+  async #pooled (pool: PoolAnswers, key: string): Promise<CachedAnswer | undefined> {
     // A pool that fails says nothing: the read builds its answer.
-    const found = await this.#pool?.find(key).catch(() => undefined)
+    const found = await pool.find(key).catch(() => undefined)
     if (found === undefined || !TRUSTED_CONTENT_TYPES.has(found.contentType)) return undefined
     return { body: found.body, contentType: found.contentType, etag: tagOf(key) }
   }

@@ -1,4 +1,3 @@
-import { finished } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
 import type { ChainClient } from '../chain/client.js'
 import type { ChainReader } from '../chain/types.js'
@@ -116,10 +115,13 @@ class AnswerHooks {
       const height = request.chain.height
       if (latest && height === undefined) return this.#unknownHeight(request, reply, read)
       const key = keyAt(read.base, height)
-      // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per hit.
-      const etag = this.#cache?.get(key)?.etag ?? tagOf(key)
-      tagAnswer(reply, height, etag)
-      if (holdsAnswer(request, etag)) return this.#revalidated(reply, route).send()
+      // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per
+      // hit. A miss is tagged once built (#built); its key is digested here only to compare.
+      const etag = this.#cache?.get(key)?.etag ?? (request.headers['if-none-match'] === undefined ? undefined : tagOf(key))
+      if (etag !== undefined && holdsAnswer(request, etag)) {
+        tagAnswer(reply, height, etag)
+        return this.#revalidated(reply, route).send()
+      }
       if (this.#cache !== undefined) return this.#answer(this.#cache, request, reply, read, key)
       this.#reads.set(request, read)
       return undefined
@@ -142,15 +144,19 @@ class AnswerHooks {
   async #answer (cache: AnswerCache, request: FastifyRequest, reply: FastifyReply, read: CachedRead, key: string): Promise<FastifyReply | undefined> {
     const found = await cache.lookup(key)
     this.#result(reply, read.route, found.result)
-    // Sent as found, tagged already: its onSend has nothing to keep.
-    if (found.result !== 'miss') return this.#send(reply, found.answer)
+    // Sent as found, with its tag: its onSend has nothing to keep.
+    if (found.result !== 'miss') {
+      tagAnswer(reply, request.chain.height, found.answer.etag)
+      return this.#send(reply, found.answer)
+    }
     read.build = found.build
     this.#reads.set(request, read)
-    // However the read ends, its build ends: the response's end always comes, its client gone
-    // or not, and finished() tells it even when it came during the lookup (Fastify runs no
-    // onResponse for a client gone, and a build that failed after that held the key's waiters
-    // for good). The answer, if it comes later, is still kept.
-    finished(reply.raw, () => { found.build.finish(undefined) })
+    // The build ends at its handler's end (#built: Fastify runs onSend even for a client gone),
+    // or sooner when the client leaves mid-build: the key's claim is let go at once, so the
+    // pool's other replicas build it without waiting for an answer nobody is waiting for (the
+    // answer, if it comes later, is still kept here). A client gone already, during the lookup,
+    // leaves it to the handler's end: 'close' does not come twice.
+    reply.raw.once('close', () => { found.build.finish(undefined) })
     return undefined
   }
 

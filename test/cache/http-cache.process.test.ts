@@ -248,3 +248,37 @@ t.test('with a real store: a client gone during a slow miss lets the key go at o
   t.ok(ms < 700, `answered in ${Math.round(ms)} ms, not after waiting ${WAIT_FOR_BUILD_MS} ms for the abandoned build's word`)
   await until(() => left.cache!.building === 0, 'the abandoned build\'s answer to come')
 })
+
+t.test('with a real store: a client gone while its replica waits on the pool for another replica\'s build: the read of the key behind it is answered once the chain answers', async (t) => {
+  const redis = await redisFor(t, 'the pool\'s claims')
+  if (redis === undefined) return
+  const sim = await startChainSimulator()
+  t.teardown(() => sim.close())
+  const replica = async () => {
+    const built = await pooledReplica(t, sim, redis.url)
+    await built.app.inject('/v1/participants') // the head is known
+    return built
+  }
+  const [builder, waiter] = [await replica(), await replica()]
+  await waiter.app.listen({ host: '127.0.0.1', port: 0 })
+  const origin = `http://127.0.0.1:${(waiter.app.server.address() as { port: number }).port}`
+  // The builder claims the key and its chain read hangs: the waiter's reads of it wait on the pool.
+  sim.hang(EPOCH_INFO)
+  const building = builder.app.inject('/v1/epochs/latest')
+  await until(() => sim.count(EPOCH_INFO) === 1, 'the builder\'s read to reach the chain')
+  // A read's client leaves during that wait, before the read has a build of its own to end;
+  // a second read of the key comes meanwhile, on its own connection, and waits on the first.
+  await abandon(`${origin}/v1/epochs/latest`, () => waiter.cache!.building === 1)
+  const behind = get(`${origin}/v1/epochs/latest`).catch((err: Error) => ({ status: 0, error: err.message }))
+  t.equal(sim.count(EPOCH_INFO), 1, 'both still waiting on the pool')
+  // After the wait, the abandoned read builds (its handler runs, its client gone or not), and its
+  // chain read hangs too, then fails; the read behind it then builds its own, as behind any
+  // failed build, from the chain answering again.
+  await until(() => sim.count(EPOCH_INFO) === 2, 'the abandoned read to read the chain after its wait')
+  sim.clearFaults()
+  t.equal((await behind).status, 200, 'the read behind it: answered, neither held for good nor failed with the abandoned read')
+  t.equal((await building).statusCode, 503)
+  const next = await get(`${origin}/v1/epochs/latest`)
+  t.equal(next.status, 200, 'the key free: the next read is answered')
+  t.equal(waiter.cache!.building, 0, 'nothing left in flight')
+})
