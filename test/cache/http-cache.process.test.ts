@@ -223,9 +223,10 @@ t.test('with a real store: a pooled answer is served with this replica\'s own ET
   t.equal(failed.headers['cache-control'], 'no-store')
 })
 
-t.test('with a real store: a client gone during a slow miss lets the key go at once, so another replica\'s read of it builds without waiting for the abandoned build', async (t) => {
+/** Two replicas sharing a real store, each knowing the head; one listening on a loopback port. Undefined without redis-server. */
+async function pooledPair (t: Test) {
   const redis = await redisFor(t, 'the pool\'s claims')
-  if (redis === undefined) return
+  if (redis === undefined) return undefined
   const sim = await startChainSimulator()
   t.teardown(() => sim.close())
   const replica = async () => {
@@ -233,9 +234,15 @@ t.test('with a real store: a client gone during a slow miss lets the key go at o
     await built.app.inject('/v1/participants') // the head is known
     return built
   }
-  const [left, other] = [await replica(), await replica()]
-  await left.app.listen({ host: '127.0.0.1', port: 0 })
-  const origin = `http://127.0.0.1:${(left.app.server.address() as { port: number }).port}`
+  const [listening, other] = [await replica(), await replica()]
+  await listening.app.listen({ host: '127.0.0.1', port: 0 })
+  return { sim, listening, other, origin: `http://127.0.0.1:${(listening.app.server.address() as { port: number }).port}` }
+}
+
+t.test('with a real store: a client gone during a slow miss lets the key go at once, so another replica\'s read of it builds without waiting for the abandoned build', async (t) => {
+  const pair = await pooledPair(t)
+  if (pair === undefined) return
+  const { sim, listening: left, other, origin } = pair
   // The abandoned read's answer comes 2.5 s later (its build, on `left`, holds the key's claim meanwhile).
   sim.latency(2500, EPOCH_INFO)
   await abandon(`${origin}/v1/epochs/latest`, () => sim.count(EPOCH_INFO) === 1)
@@ -250,18 +257,9 @@ t.test('with a real store: a client gone during a slow miss lets the key go at o
 })
 
 t.test('with a real store: a client gone while its replica waits on the pool for another replica\'s build: the read of the key behind it is answered once the chain answers', async (t) => {
-  const redis = await redisFor(t, 'the pool\'s claims')
-  if (redis === undefined) return
-  const sim = await startChainSimulator()
-  t.teardown(() => sim.close())
-  const replica = async () => {
-    const built = await pooledReplica(t, sim, redis.url)
-    await built.app.inject('/v1/participants') // the head is known
-    return built
-  }
-  const [builder, waiter] = [await replica(), await replica()]
-  await waiter.app.listen({ host: '127.0.0.1', port: 0 })
-  const origin = `http://127.0.0.1:${(waiter.app.server.address() as { port: number }).port}`
+  const pair = await pooledPair(t)
+  if (pair === undefined) return
+  const { sim, listening: waiter, other: builder, origin } = pair
   // The builder claims the key and its chain read hangs: the waiter's reads of it wait on the pool.
   sim.hang(EPOCH_INFO)
   const building = builder.app.inject('/v1/epochs/latest')
