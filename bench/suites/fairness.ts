@@ -4,10 +4,16 @@
 // of cache-missing reads on 256, 1024 and 4096 connections beside them (harness/polite-beside-heavy.ts,
 // the scenario test/e2e/fair-share.test.ts asserts), directly to one replica (dist/main.js as
 // deployed: shedding at its default target, the answer cache on; the chain 5 ms away, a block a
-// second, as in the issue's run). This build against another build (the
-// round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side.
-// Through the router the replica tells clients apart only with EDGE_API_TRUSTED_PROXIES.
+// second, as in the issue's run), and through the router as compose ships it (its per-client
+// limits on; the replica trusting its X-Forwarded-For). This build against another build (the
+// round's base: BENCH_BASELINE_MAIN, a dist/main.js; skipped when unset), side by side, the
+// base behind its own build's router (its compose/router/render.sh) when it has one.
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Router } from '../../harness/haproxy.js'
+import { freePorts } from '../../harness/ports.js'
+import { composeClientLimits } from '../../harness/router-config.js'
+import { until } from '../../harness/wait.js'
 import { startHeavyClient } from '../../harness/heavy-client.js'
 import { p99, POLITE, politeBesideHeavy, politeBound } from '../../harness/polite-beside-heavy.js'
 import type { Row, SuiteResult } from '../lib/report.js'
@@ -31,25 +37,8 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
   await ctx.sim.blockEvery(1000)
   try {
     for (const connections of ctx.runS < 2 ? [256, 1024] : [256, 1024, 4096]) {
-      for (const [side, main] of sides) {
-        process.stderr.write(`bench 16: ${side}, heavy ${connections}\n`)
-        const server = await startMain(ctx.sim.url, AS_DEPLOYED, 'ignore', main)
-        const children: Array<() => void> = []
-        try {
-          const { alone, beside, heavy } = await politeBesideHeavy(server.url, connections, seconds - 1, seconds - 1, (kill) => children.push(kill))
-          const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
-          raw[`${side} ${connections}`] = { alone: { p99: p99(alone.ms) }, beside: { total: beside.statuses.length, ok, p99: p99(beside.ms) }, heavy }
-          rows.push({
-            item: '16',
-            what: `${side}, directly: ${POLITE} polite clients beside a heavy one of ${connections} connections: polite 2xx, p99 (alone); heavy answers/s by status`,
-            value: `${ok}/${beside.statuses.length}, ${round(p99(beside.ms), 0)} ms (${round(p99(alone.ms), 0)} ms); ${round(heavy.perSecond, 0)}/s ${JSON.stringify(heavy.byStatus)}`,
-            goal: 'polite ≥ 99.9% 2xx, p99 ≤ max(3× alone, alone + 30 ms); heavy refused 429',
-            met: ok >= 0.999 * beside.statuses.length && p99(beside.ms) <= politeBound(p99(alone.ms)) && (heavy.byStatus['429'] ?? 0) > 0
-          })
-        } finally {
-          for (const kill of children) kill()
-          await server.stop()
-        }
+      for (const route of ROUTES) {
+        for (const [side, main] of sides) rows.push(await politeRow(ctx.sim.url, side, main, route, connections, seconds, raw))
       }
     }
     if (sides.length === 2) rows.push(await aloneAgainstBase(ctx.sim.url, sides, seconds, raw))
@@ -58,6 +47,50 @@ export async function fairness (ctx: Context): Promise<SuiteResult> {
     await ctx.sim.clear()
   }
   return { name: 'fairness', rows, raw, seconds: (performance.now() - started) / 1000 }
+}
+
+type Route = 'directly' | 'through the router'
+const ROUTES: readonly Route[] = ['directly', 'through the router']
+
+/** Twenty polite clients beside the heavy one on `side`, `route`: one row. */
+async function politeRow (chainUrl: string, side: string, main: string | undefined, route: Route, connections: number, seconds: number, raw: Record<string, unknown>): Promise<Row> {
+  process.stderr.write(`bench 16: ${side}, ${route}, heavy ${connections}\n`)
+  const routed = route === 'through the router'
+  // The base predates EDGE_API_TRUSTED_PROXIES: behind a router it sees one client, as it did.
+  const server = await startMain(chainUrl, { ...AS_DEPLOYED, ...(routed && main === undefined ? { EDGE_API_TRUSTED_PROXIES: '127.0.0.1' } : {}) }, 'ignore', main)
+  const router = routed ? await routerFor(server.url, main) : undefined
+  const children: Array<() => void> = []
+  try {
+    const { alone, beside, heavy } = await politeBesideHeavy(router?.url ?? server.url, connections, seconds - 1, seconds - 1, (kill) => children.push(kill))
+    const ok = beside.statuses.filter((s) => s >= 200 && s < 300).length
+    raw[`${side} ${route} ${connections}`] = { alone: { p99: p99(alone.ms) }, beside: { total: beside.statuses.length, ok, p99: p99(beside.ms) }, heavy }
+    return {
+      item: '16',
+      what: `${side}, ${route}: ${POLITE} polite clients beside a heavy one of ${connections} connections: polite 2xx, p99 (alone); heavy answers/s by status`,
+      value: `${ok}/${beside.statuses.length}, ${round(p99(beside.ms), 0)} ms (${round(p99(alone.ms), 0)} ms); ${round(heavy.perSecond, 0)}/s ${JSON.stringify(heavy.byStatus)}`,
+      goal: 'polite ≥ 99.9% 2xx, p99 ≤ max(3× alone, alone + 30 ms); heavy refused 429',
+      met: ok >= 0.999 * beside.statuses.length && p99(beside.ms) <= politeBound(p99(alone.ms)) && (heavy.byStatus['429'] ?? 0) > 0
+    }
+  } finally {
+    for (const kill of children) kill()
+    await router?.stop()
+    await server.stop()
+  }
+}
+
+/**
+ * The router in front of one replica, as compose ships it: this build's with its per-client
+ * limits; for another build, that build's own router when it has one (the base's had none).
+ */
+async function routerFor (replica: string, main: string | undefined): Promise<Router> {
+  const [port, metricsPort] = await freePorts(2) as [number, number]
+  const theirs = main === undefined ? undefined : join(main, '../../compose/router/render.sh')
+  const router = new Router([new URL(replica).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off', ...composeClientLimits() }, {
+    logFile: '/dev/null',
+    ...(theirs !== undefined && existsSync(theirs) ? { renderScript: theirs } : {})
+  })
+  await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP behind the router', { intervalMs: 100, timeoutMs: 30_000 })
+  return router
 }
 
 const ALONE_CONNECTIONS = 1024

@@ -32,7 +32,9 @@
 #                                                  reject the keyword); on | off to force it
 #   HAPROXY_BIN                    haproxy         the binary asked for its version (auto)
 #   EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS 100     connections one client may hold open; beyond,
-#                                                  its requests are answered 429 (0: no limit)
+#                                                  its requests are answered 429, and beyond
+#                                                  twice that its connections are closed as
+#                                                  they open (0: no limit)
 #   EDGE_API_ROUTER_CLIENT_MAX_REQUESTS 2000       requests one client may send in 10 s; beyond,
 #                                                  429 with Retry-After 10 (0: no limit)
 #   EDGE_API_EXPOSE_OPTIONAL_ROUTES false          true: pass the optional verify/debug routes
@@ -150,7 +152,11 @@ client_refusal="http-request tarpit deny_status 429 content-type 'application/js
 client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
   tcp-request connection track-sc0 src,ipmask(32,64)"
 if [ "$client_connections" -gt 0 ]; then
+  # Beyond twice its limit a client's connection is closed as it opens: the held 429s (tarpit)
+  # of one client's connections never fill the router's own slots (maxconn), which everyone's
+  # connections share.
   client_limits="$client_limits
+  tcp-request connection reject if { sc_conn_cur(0) gt $(( client_connections * 2 )) }
   $client_refusal if { sc_conn_cur(0) gt $client_connections }"
 fi
 if [ "$client_requests" -gt 0 ]; then

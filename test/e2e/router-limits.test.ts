@@ -86,6 +86,28 @@ t.test('a client holding too many connections is refused on each; another client
   t.same(await Promise.all(polite.map(statusOf)), Array(3).fill('200'), 'another client with 3 is served')
 })
 
+t.test('a client opening connections past twice its limit has them closed as they open: its held 429s never fill the router\'s slots', async (t) => {
+  // The router's own slots (maxconn) 20; a client may hold 5 open, and 10 before it is cut off.
+  const router = await startRouter(t, { EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '5', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0', EDGE_API_ROUTER_MAX_CONNECTIONS: '20' })
+  if (router === undefined) return
+  const port = Number(new URL(router.url).port)
+  let closed = 0
+  const heavy = Array.from({ length: 40 }, () => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.6' })
+    socket.on('error', () => {})
+    socket.on('close', () => { closed++ })
+    t.teardown(() => { socket.destroy() })
+    return socket
+  })
+  await until(() => closed >= 30, 'the connections past twice the limit closed', { timeoutMs: 2000 }).catch(() => {})
+  // The ones left are held open, idle: another client's connections still get the router's slots.
+  const polite = clientAt(t, '127.0.0.7')
+  const started = performance.now()
+  const answer = await Promise.race([polite(`${router.url}/v1/status`).then((res) => res.status), sleep(2000).then(() => 'no answer within 2 s')])
+  t.equal(answer, 200, `another client served (in ${Math.round(performance.now() - started)} ms)`)
+  t.equal(closed, 30, `${closed} of ${heavy.length} closed by the router: all but 10`)
+})
+
 t.test('with both limits off (0) nobody is refused; the replica sees the real client, never a forged one', async (t) => {
   const router = await startRouter(t, { EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '0', EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '0' })
   if (router === undefined) return
