@@ -31,10 +31,11 @@
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
 #   HAPROXY_BIN                    haproxy         the binary asked for its version (auto)
-#   EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS 100     connections one client may hold open; beyond,
-#                                                  its requests are answered 429, and beyond
-#                                                  twice that its connections are closed as
-#                                                  they open (0: no limit)
+#   EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS 100     connections one client may hold open; the
+#                                                  requests on those it opens beyond are
+#                                                  answered 429, and beyond twice that its
+#                                                  connections are closed as they open
+#                                                  (0: no limit)
 #   EDGE_API_ROUTER_CLIENT_MAX_REQUESTS 2000       requests one client may send in 10 s; beyond,
 #                                                  429 with Retry-After 10 (0: no limit)
 #   EDGE_API_EXPOSE_OPTIONAL_ROUTES false          true: pass the optional verify/debug routes
@@ -152,12 +153,15 @@ client_refusal="http-request tarpit deny_status 429 content-type 'application/js
 client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
   tcp-request connection track-sc0 src,ipmask(32,64)"
 if [ "$client_connections" -gt 0 ]; then
-  # Beyond twice its limit a client's connection is closed as it opens: the held 429s (tarpit)
-  # of one client's connections never fill the router's own slots (maxconn), which everyone's
-  # connections share.
+  # A connection a client opens while it holds its limit already is its excess: each request on
+  # it is refused, for the connection's life, while its first connections are served (as
+  # nginx's limit_conn, the Go front's 100 per address). Past twice the limit a connection is
+  # closed as it opens: the held 429s of one client never fill the router's own slots
+  # (maxconn), which everyone's connections share.
   client_limits="$client_limits
   tcp-request connection reject if { sc_conn_cur(0) gt $(( client_connections * 2 )) }
-  $client_refusal if { sc_conn_cur(0) gt $client_connections }"
+  tcp-request connection set-var(sess.excess_connection) bool(true) if { sc_conn_cur(0) gt $client_connections }
+  $client_refusal if { var(sess.excess_connection) -m found }"
 fi
 if [ "$client_requests" -gt 0 ]; then
   client_limits="$client_limits
