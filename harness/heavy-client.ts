@@ -40,10 +40,13 @@ function freshAddress (): string {
 /**
  * A heavy client in a process of its own (closed-loop.mjs), as a scraper runs: `connections`
  * connections from one loopback address (`address`, or one of its own), each sending its next
- * cache-missing read as soon as the last is answered, for `seconds` once ready.
+ * cache-missing read as soon as the last is answered, for `seconds` once ready. With
+ * `asClients`, its connections say they forward for that many clients (X-Forwarded-For): the
+ * same load, and the same cost to make it, from many clients to a replica that trusts it.
  */
-export function startHeavyClient (origin: string, connections: number, seconds: number, address = freshAddress()): HeavyClient {
-  const child = spawn(process.execPath, [CLOSED_LOOP, origin, address, String(connections), String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] })
+export function startHeavyClient (origin: string, connections: number, seconds: number, address = freshAddress(), asClients?: number): HeavyClient {
+  const args = [CLOSED_LOOP, origin, address, String(connections), String(seconds), ...(asClients === undefined ? [] : [String(asClients)])]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   // Listened for at once: the child may be done before its caller asks.
   const exited = once(child, 'exit')
   let out = ''
