@@ -13,7 +13,6 @@ import { join } from 'node:path'
 import { Router } from '../../harness/haproxy.js'
 import { freePorts } from '../../harness/ports.js'
 import { composeClientLimits } from '../../harness/router-config.js'
-import { until } from '../../harness/wait.js'
 import { startHeavyClient } from '../../harness/heavy-client.js'
 import { p99, POLITE, politeBesideHeavy, politeBound } from '../../harness/polite-beside-heavy.js'
 import type { Row, SuiteResult } from '../lib/report.js'
@@ -89,7 +88,7 @@ async function routerFor (replica: string, main: string | undefined): Promise<Ro
     logFile: '/dev/null',
     ...(theirs !== undefined && existsSync(theirs) ? { renderScript: theirs } : {})
   })
-  await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP behind the router', { intervalMs: 100, timeoutMs: 30_000 })
+  await router.allUp(1, 30_000)
   return router
 }
 

@@ -119,7 +119,7 @@ for (const connections of [1024, 4096]) {
     // The per-client limits as compose ships them (the loopback router turns them off by default).
     const router = new Router([new URL(origin).host], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off', ...composeClientLimits() })
     t.teardown(() => router.stop())
-    await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP', { intervalMs: 100 })
+    await router.allUp(1)
     const result = await beside(t, router.url, connections)
     judge(t, result, 'the router and the replica')
     // The router holds its 429s a second (tarpit): a closed loop is slowed to about one answer

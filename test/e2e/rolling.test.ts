@@ -91,10 +91,7 @@ async function startStack (t: Test, announce: string): Promise<Stack> {
   stack.router = new Router(replicas.map((r) => `127.0.0.1:${r.port}`), routerPort, metricsPort)
   // HAProxy before 3.1 (no init-state) starts servers UP; wait until each has also passed a
   // check. Polling the runtime API: there is no event for "already UP at start".
-  await until(async () => {
-    const status = await stack.router.serverStatus().catch(() => new Map<string, string>())
-    return status.size === 3 && [...status.values()].every((s) => s === 'UP')
-  }, 'every server UP in HAProxy', { intervalMs: 100 })
+  await stack.router.allUp(3)
   return stack
 }
 

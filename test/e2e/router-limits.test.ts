@@ -29,7 +29,7 @@ async function startRouter (t: Test, settings: Record<string, string>): Promise<
   const address = replica.address() as { port: number }
   const router = new Router([`127.0.0.1:${address.port}`], port, metricsPort, { EDGE_API_ROUTER_INIT_STATE: 'off', ...settings })
   t.teardown(() => router.stop())
-  await until(async () => (await router.serverStatus().catch(() => new Map())).get('edgeapi1') === 'UP', 'the replica UP', { intervalMs: 100 })
+  await router.allUp(1)
   return router
 }
 

@@ -86,10 +86,7 @@ async function startRouter (t: Test, replicas: HeldReplica[], settings: Record<s
     await Promise.all(replicas.map(async (r) => r.close()))
     await router.stop()
   })
-  await until(async () => {
-    const status = await router.serverStatus().catch(() => new Map<string, string>())
-    return status.size === replicas.length && [...status.values()].every((s) => s === 'UP')
-  }, 'every server UP in HAProxy', { intervalMs: 100, timeoutMs: 20_000 })
+  await router.allUp(replicas.length, 20_000)
   return router
 }
 

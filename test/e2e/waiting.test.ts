@@ -7,7 +7,6 @@ import { Router } from '../../harness/haproxy.js'
 import { DIST_MAIN, Replica } from '../../harness/replica.js'
 import { freePorts } from '../../harness/ports.js'
 import { openSse } from '../fixtures/sse-client.js'
-import { until } from '../../harness/wait.js'
 
 // Issue 42's promise: a rolling replacement of three replicas behind the router (HAProxy, the
 // deployed template) while long-pollers and event-stream clients follow a chain that moves a
@@ -92,10 +91,7 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
     await sim.close()
   })
   await Promise.all(replicas.map(async (r) => r.listening()))
-  await until(async () => {
-    const status = await router.serverStatus().catch(() => new Map<string, string>())
-    return status.size === 3 && [...status.values()].every((s) => s === 'UP')
-  }, 'every server UP', { intervalMs: 100 })
+  await router.allUp(3)
 
   let stop = false
   const stopped = (): boolean => stop
