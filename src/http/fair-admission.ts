@@ -61,6 +61,19 @@ export interface FairAdmissionOptions {
   readonly holdLimit?: number
 }
 
+/** Each counted request's way out of the count, by its response: taken once (waiting(), or its close). */
+const counted = new WeakMap<object, () => void>()
+
+/**
+ * The request of `reply` now waits for the chain (a held long-poll): from here on it is counted
+ * by the waiting quota (wait-quota.ts), no longer as work in flight, so that a client holding
+ * long-polls (a dashboard, an office behind one NAT) is not made heavy by them. A request
+ * fair admission did not count is left as it is.
+ */
+export function countAsWaiting (reply: FastifyReply): void {
+  counted.get(reply.raw)?.()
+}
+
 export class FairAdmission {
   readonly share = new FairShare()
   readonly #shedding: Shedding
@@ -118,7 +131,7 @@ export class FairAdmission {
   }
 
   /**
-   * Serves a /v1 request (true: counted in until its response ends, its chain reads and
+   * Serves a /v1 request (true: counted in until its response ends or it waits (countAsWaiting), its chain reads and
    * verifications queued as its client's) or refuses it. While the replica is `behind` a
    * client over its share is refused at once, as its excess (429, held), so the others never
    * wait behind it, and a client far over its share is refused beyond its pace; what the policy
@@ -131,7 +144,14 @@ export class FairAdmission {
     // until its answer ends, a held refusal's too: a client whose excess waits out its
     // Retry-After is still the heavy one.
     this.share.start(slots)
-    reply.raw.once('close', () => this.share.end(slots))
+    let ended = false
+    const end = (): void => {
+      if (ended) return
+      ended = true
+      this.share.end(slots)
+    }
+    counted.set(reply.raw, end)
+    reply.raw.once('close', end)
     if ((load === 'behind' && this.share.overShare(slots)) || (this.share.farOverShare(slots) && !this.#pace.take())) {
       this.#refuseExcess(reply, client)
       return false

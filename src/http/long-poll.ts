@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { answerTag, matchesTag } from '../cache/http-cache.js'
 import { clientOf } from './client-identity.js'
+import { countAsWaiting } from './fair-admission.js'
 import { routeClass } from '../cache/route-classes.js'
 import type { ChainHeads } from '../chain/heights.js'
 import type { Clock } from '../clock.js'
@@ -101,6 +102,7 @@ class LongPoll {
       const client = waitingClient(request)
       const refused = this.#quota.take(client)
       if (refused !== undefined) throw overCap(refused)
+      countAsWaiting(reply)
       const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
       this.#quota.give(client)
       // A client that left gets no answer built for it (499: nginx's "client closed request").

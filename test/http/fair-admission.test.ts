@@ -19,6 +19,7 @@ import { LogLines } from '../../harness/log-lines.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 import { until } from '../../harness/wait.js'
+import { openSse } from '../fixtures/sse-client.js'
 
 const TARGET_MS = 20
 const BEHIND = { delayMs: 4 * TARGET_MS, utilization: 1 }
@@ -115,6 +116,29 @@ t.test('busy, not yet behind: the client far over its share is paced, most of it
   loop.feed(KEEPING_UP, 10)
   t.equal((await heavy('/v1/status')).status, 200, 'keeping up again: the heavy client is served, work-conserving')
   await Promise.all(inFlight)
+})
+
+t.test('waiting is not work in flight: a client holding 8 long-polls and 4 event streams is not heavy, its 5 reads at once are served', async (t) => {
+  const { origin, sim, app, metricsPort } = await replica(t)
+  const waiter = client(t, origin, '127.0.0.10', 16)
+  const other = client(t, origin, '127.0.0.11', 1)
+  const head = sim.clock.height
+  const held = Array.from({ length: 8 }, async () => await waiter(`/v1/epochs/latest?afterHeight=${head}&wait=25`))
+  const streams = await Promise.all(Array.from({ length: 4 }, async () => await openSse(`${origin}/v1/events`, {}, '127.0.0.10')))
+  t.teardown(() => { for (const stream of streams) stream.close() })
+  t.same(streams.map((stream) => stream.status), [200, 200, 200, 200])
+  const metrics = async (): Promise<string> => await (await request(`http://127.0.0.1:${metricsPort as number}/metrics`)).body.text()
+  let text = ''
+  await until(async () => /edge_api_held_requests 8\n/.test(text = await metrics()), 'the 8 long-polls held', { timeoutMs: 10_000 })
+  t.match(text, /edge_api_event_streams_open 4\n/, 'and the 4 streams open')
+  t.equal(app.fairAdmission.share.inFlight, 0, 'none of them counted as work in flight: the waiting quota counts them')
+  t.equal((await other('/v1/status')).status, 200, 'another client, active once')
+  const reads = await Promise.all(Array.from({ length: 5 }, async () => await waiter('/v1/status')))
+  // Counted in flight, the 8 held long-polls made the 5 reads "far over" the other client's one: 200,429,429,429,429.
+  t.same(reads.map((read) => read.status), [200, 200, 200, 200, 200], 'five reads at once on an idle replica, all served')
+  sim.clock.advance()
+  t.same((await Promise.all(held)).map((answer) => answer.status), Array(8).fill(200), 'the long-polls answered at the next block')
+  t.equal(app.fairAdmission.share.inFlight, 0, 'and counted out once, not twice')
 })
 
 t.test('the load of a sample: behind at the target, busy at a quarter of it or nearly always running', async (t) => {
