@@ -1,10 +1,12 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { isPreflight } from './cors.js'
 
 // EDGE_API_BLOCKED_ROUTES: route prefixes below /v1 answered 403 before any work, as the Go
 // deployment's front nginx does with GONKA_API_BLOCKED_ROUTES ("poc-batches training": a
 // prefix matches the path's first segments, `chat` matches /chat, /chat/ and /chat/123). A
 // `*` segment matches any one segment. The path is matched decoded, so an escaped character
-// does not slip past.
+// does not slip past. A browser's preflight is let through (cors.ts: isPreflight), so that
+// the page's real request reads the 403.
 
 export const BLOCKED_MESSAGE = 'This route is currently blocked.'
 const BLOCKED_BODY = JSON.stringify({ message: BLOCKED_MESSAGE })
@@ -25,7 +27,7 @@ export function isBlocked (url: string, prefixes: ReadonlyArray<readonly string[
 /** The onRequest hook answering a blocked route 403 {"message"}. */
 export function blockRoutes (prefixes: ReadonlyArray<readonly string[]>) {
   return function onRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    if (!isBlocked(request.url, prefixes)) return done()
+    if (isPreflight(request) || !isBlocked(request.url, prefixes)) return done()
     reply.code(403).header('content-type', 'application/json; charset=utf-8').send(BLOCKED_BODY)
   }
 }

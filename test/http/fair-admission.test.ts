@@ -46,13 +46,16 @@ async function replica (t: Test, env: Record<string, string> = {}) {
   return { ...service, sim, loop, log, origin: `http://127.0.0.1:${service.port}` }
 }
 
+/** A browser's preflight of a GET with If-None-Match, from a page on another origin. */
+const PREFLIGHT = { method: 'OPTIONS', headers: { origin: 'https://page.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' } } as const
+
 /** A client of its own address (127.0.0.x), each request timed. */
 function client (t: Test, origin: string, localAddress: string, connections: number) {
   const agent = new Agent({ localAddress, connections })
   t.teardown(() => agent.destroy())
-  return async (path: string) => {
+  return async (path: string, options: { method?: 'GET' | 'OPTIONS', headers?: Record<string, string> } = {}) => {
     const started = performance.now()
-    const res = await request(`${origin}${path}`, { dispatcher: agent })
+    const res = await request(`${origin}${path}`, { dispatcher: agent, ...options })
     const body = await res.body.text()
     return { status: res.statusCode, headers: res.headers, body, ms: performance.now() - started }
   }
@@ -139,6 +142,45 @@ t.test('waiting is not work in flight: a client holding 8 long-polls and 4 event
   sim.clock.advance()
   t.same((await Promise.all(held)).map((answer) => answer.status), Array(8).fill(200), 'the long-polls answered at the next block')
   t.equal(app.fairAdmission.share.inFlight, 0, 'and counted out once, not twice')
+})
+
+/** Whether a refusal carries what a page needs to read it: the origin allowed, Retry-After and the limit fields exposed. */
+function readableByPage (t: Test, headers: Record<string, unknown>, what: string): void {
+  t.equal(headers['access-control-allow-origin'], '*', `${what}: a page may read it`)
+  const exposed = String(headers['access-control-expose-headers']).split(/,\s*/)
+  for (const name of ['Retry-After', 'RateLimit', 'RateLimit-Policy']) t.ok(exposed.includes(name), `${what}: ${name} exposed`)
+}
+
+t.test('a preflight is answered 204 while its client\'s reads are refused as its excess, and the 429 is readable by the page', async (t) => {
+  const { origin, sim, loop, app } = await replica(t)
+  sim.latency(3000, '/productscience/inference/inference/inference_participant/heavy')
+  const heavy = client(t, origin, '127.0.0.12', 64)
+  const polite = client(t, origin, '127.0.0.13', 1)
+  const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
+  await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
+  t.equal((await polite('/v1/status')).status, 200)
+  await until(() => app.fairAdmission.share.uneven, 'the heavy client seen over its share')
+  loop.feed(BEHIND, 10)
+  const [preflight, refused] = await Promise.all([heavy('/v1/epochs/latest', PREFLIGHT), heavy('/v1/epochs/latest')])
+  t.equal(preflight.status, 204, 'the preflight')
+  t.equal(preflight.headers['access-control-allow-methods'], 'GET, HEAD')
+  t.equal(refused.status, 429, 'the read it precedes, refused as the client\'s excess')
+  readableByPage(t, refused.headers, 'the 429')
+  await Promise.all(inFlight)
+})
+
+t.test('a preflight is answered 204 while the replica sheds, and the 503 is readable by the page', async (t) => {
+  const { origin, loop, app } = await replica(t)
+  const lone = client(t, origin, '127.0.0.14', 1)
+  loop.feed(BEHIND, 30)
+  const shed: Array<Record<string, unknown>> = []
+  for (let i = 0; i < 40; i++) {
+    t.equal((await lone('/v1/epochs/latest', PREFLIGHT)).status, 204, 'every preflight')
+    const read = await lone('/v1/epochs/latest')
+    if (read.status === 503) shed.push(read.headers)
+  }
+  t.ok(shed.length > 0 && (app.shedding.total.eventLoopDelay ?? 0) === shed.length, `the policy shed ${shed.length} of the reads, and no preflight`)
+  readableByPage(t, shed[0] ?? {}, 'the 503')
 })
 
 t.test('the load of a sample: behind at the target, busy at a quarter of it or nearly always running', async (t) => {
