@@ -1,11 +1,15 @@
 import type { FastifyRequest } from 'fastify'
-import { isIPv6 } from 'node:net'
+import { isIPv4, isIPv6 } from 'node:net'
 
 // Who a request comes from, for fair share, rate limits and the access line. The address is
 // Fastify's request.ip: the socket's peer, or, when that peer is one of
 // EDGE_API_TRUSTED_PROXIES (Fastify's trustProxy, @fastify/proxy-addr), the first address of
 // X-Forwarded-For from the right that is not a trusted proxy. A header from an untrusted peer
-// is never read, so it cannot pose as another client.
+// is never read, so it cannot pose as another client. A hop that is not an address (any text a
+// client put in the header: proxy-addr trusts no such hop, so it would be the client) is no
+// client: the hop that passed it on, the last trusted one, is. A client is so always an address
+// of bounded length: one junk hop per request would otherwise be a client each (six junk hops,
+// six clients, each with its own limit), of any length, into the access line.
 //
 // One IPv6 host usually holds a whole /64 (SLAAC, privacy addresses), so an IPv6 client is its
 // /64: otherwise one host could be 2^64 clients. An IPv4-mapped IPv6 address is the IPv4 one.
@@ -17,16 +21,21 @@ export const UNKNOWN_CLIENT = 'unknown'
 export function clientOf (request: FastifyRequest): string {
   const ip = request.ip as string | undefined
   if (ip === undefined) return UNKNOWN_CLIENT
-  return clientAddress(ip)
+  const client = clientAddress(ip)
+  if (client !== undefined) return client
+  // Not an address: only ever an X-Forwarded-For hop, behind a trusted proxy. request.ips is
+  // the socket's peer, each trusted hop, then that one: the hop before it is trusted, so an address.
+  const hops = request.ips as string[]
+  return clientAddress(hops[hops.length - 2] as string) as string
 }
 
-/** The client an address stands for (see clientOf). */
-export function clientAddress (ip: string): string {
-  if (!ip.includes(':')) return ip
+/** The client an address stands for (see clientOf); undefined for what is not an IP address. */
+export function clientAddress (ip: string): string | undefined {
+  if (!ip.includes(':')) return isIPv4(ip) ? ip : undefined
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (mapped !== null) return mapped[1] as string
+  if (mapped !== null) return clientAddress(mapped[1] as string)
   const groups = ipv6Groups(ip)
-  if (groups === undefined) return ip
+  if (groups === undefined) return undefined
   return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
 }
 

@@ -34,6 +34,7 @@ t.test('the shipped manifests', async (t) => {
     'deployment.yaml Deployment',
     'hpa/hpa.yaml HorizontalPodAutoscaler',
     'metrics-service.yaml Service',
+    'network-policy.yaml NetworkPolicy',
     'pdb.yaml PodDisruptionBudget',
     'service.yaml Service',
     'valkey.yaml Deployment',
@@ -68,6 +69,20 @@ t.test('the store protected: one password from a Secret for the store and the po
   const edgeApiPods = find(manifests, 'Deployment', 'edge-api').spec.template.metadata.labels
   t.same(policy.spec.ingress, [{ from: [{ podSelector: { matchLabels: edgeApiPods } }], ports: [{ port: 'redis', protocol: 'TCP' }] }],
     'admitting the edge-api pods, on the store\'s port, and nothing else')
+})
+
+t.test('the replicas protected: only the Ingress controller reaches their HTTP port, only the monitoring namespace their metrics', async (t) => {
+  // EDGE_API_TRUSTED_PROXIES trusts any private address: any other pod reaching the port could name itself any client.
+  t.equal(configData(manifests).EDGE_API_TRUSTED_PROXIES, 'uniquelocal')
+  const policy = find(manifests, 'NetworkPolicy', 'edge-api')
+  t.same(policy.spec.podSelector.matchLabels, find(manifests, 'Deployment', 'edge-api').spec.template.metadata.labels, 'the policy covers the edge-api pods')
+  t.same(policy.spec.policyTypes, ['Ingress'], 'every connection in is denied but those listed')
+  const portNames = container(manifests).ports.map((p: Doc) => p.name)
+  t.same(policy.spec.ingress, [
+    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }], ports: [{ port: 'http', protocol: 'TCP' }] },
+    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }
+  ], 'two rules, each one namespace to one port')
+  t.same(portNames, ['http', 'metrics'], 'the ports it names are the container\'s')
 })
 
 t.test('every document validates against the Kubernetes schemas (kubernetes-models)', async (t) => {
