@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import { REAL_CLOCK, type Clock } from '../clock.js'
-import type { RateCounter, Take } from '../shared/rate-counter.js'
+import { gcraTake, type RateCounter, type Take } from '../shared/rate-counter.js'
 
 // The per-client limit counted by this replica alone: without a shared tier, and while the
 // store does not answer. The same GCRA token bucket as the pool's (src/shared/rate-counter.ts):
@@ -32,9 +32,8 @@ export class LocalRateCounter implements RateCounter {
   takeNow (client: string, intervalMs: number, toleranceMs: number): Take {
     const now = this.#clock.now()
     const full = Math.max(this.#full.get(client) ?? now, now)
-    const after = full + intervalMs - now
-    if (after > toleranceMs) return { taken: false, ms: Math.ceil(after - toleranceMs) }
-    this.#full.set(client, full + intervalMs)
-    return { taken: true, ms: Math.ceil(after) }
+    const take = gcraTake(full + intervalMs - now, intervalMs, toleranceMs)
+    if (take.taken) this.#full.set(client, full + intervalMs)
+    return take
   }
 }

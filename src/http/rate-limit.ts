@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { REAL_CLOCK, type Clock } from '../clock.js'
 import { formatDuration } from '../duration.js'
 import type { RateLimit } from '../edge-settings.js'
 import type { RateCounter, Take } from '../shared/rate-counter.js'
@@ -9,11 +10,16 @@ import { LocalRateCounter } from './local-rate-counter.js'
 // EDGE_API_RATE_LIMIT: a token bucket per client (clientOf), counted across the pool when a
 // store is there (src/shared/rate-counter.ts) and by this replica otherwise. The store is never
 // what decides whether a request is served: a command past its deadline of a few ms, or a
-// store down, is counted here instead (one log line when that starts and when it ends; the
-// store's operations metric counts each). Every limited answer carries the IETF fields
-// (draft-ietf-httpapi-ratelimit-headers-10): the policy (q tokens, w the seconds a bucket
-// takes to fill) and what is left (r tokens, t seconds until the bucket is full); a refusal is
-// 429 with Retry-After, the seconds until one more token.
+// store down, is counted here instead (one log line when that starts, one when the pool has
+// answered every count for POOL_AGAIN_MS: a store that hovers at its deadline is one line, not
+// a pair per miss; the store's operations metric counts each). Every limited answer carries the
+// IETF fields as draft-ietf-httpapi-ratelimit-headers-10 defines them: the policy (q quota
+// units over w seconds, w at least 1) and the quota left (r, exact) with t, the seconds until
+// more quota is available (one more token), on a success and a refusal alike; a refusal is 429
+// with Retry-After, the same t.
+
+/** The pool must answer every count for this long before the line that it counts again (hysteresis). */
+export const POOL_AGAIN_MS = 10_000
 
 export interface RateLimitLog {
   info (fields: object, message: string): void
@@ -29,6 +35,8 @@ export interface RateLimiterOptions {
   readonly log: RateLimitLog
   /** Told of every 429 (edge_api_refusals_total{reason="rate_limit"}). */
   readonly onRefused?: (() => void) | undefined
+  /** What POOL_AGAIN_MS is timed on. @default REAL_CLOCK */
+  readonly clock?: Clock
 }
 
 /** Routes never limited: the router's and the orchestrator's checks. Metrics have a listener of their own. */
@@ -43,18 +51,24 @@ export class RateLimiter {
   readonly #local: LocalRateCounter
   readonly #log: RateLimitLog
   readonly #onRefused: (() => void) | undefined
+  readonly #clock: Clock
   #alone = false
+  /** Since when (clock ms) the pool has answered every count, while counted alone; undefined: since the last miss. */
+  #answeringSince: number | undefined
+  /** Counts this replica made alone since the line that said so. */
+  #countedAlone = 0
 
   constructor (options: RateLimiterOptions) {
     const { requests, windowMs, burst } = options.limit
     this.#interval = windowMs / requests
     this.#tolerance = this.#interval * burst
-    this.#policy = `"default";q=${burst};w=${Math.round(this.#tolerance / 1000)}`
+    this.#policy = policyField(this.#interval, burst, this.#tolerance)
     this.#body = JSON.stringify({ message: `Too Many Requests: this client is over its limit of ${requests} requests per ${formatDuration(windowMs)}` })
     this.#pool = options.pool
     this.#local = options.local ?? new LocalRateCounter()
     this.#log = options.log
     this.#onRefused = options.onRefused
+    this.#clock = options.clock ?? REAL_CLOCK
   }
 
   /** The onRequest hook: the limit's fields on the answer, or a 429 for a client over it. */
@@ -63,15 +77,11 @@ export class RateLimiter {
     if (UNLIMITED.has(request.routeOptions.url as string) || isPreflight(request)) return undefined
     const take = await this.#take(clientOf(request))
     reply.header('ratelimit-policy', this.#policy)
-    if (take.taken) {
-      const remaining = Math.floor((this.#tolerance - take.ms) / this.#interval)
-      reply.header('ratelimit', `"default";r=${remaining};t=${Math.ceil(take.ms / 1000)}`)
-      return undefined
-    }
-    const seconds = Math.max(1, Math.ceil(take.ms / 1000))
+    const seconds = Math.max(1, Math.ceil(take.moreMs / 1000))
+    reply.header('ratelimit', `"default";r=${take.remaining};t=${seconds}`)
+    if (take.taken) return undefined
     this.#onRefused?.()
-    reply.code(429).header('retry-after', String(seconds)).header('ratelimit', `"default";r=0;t=${seconds}`)
-      .header('content-type', 'application/json; charset=utf-8')
+    reply.code(429).header('retry-after', String(seconds)).header('content-type', 'application/json; charset=utf-8')
     return reply.send(this.#body)
   }
 
@@ -84,10 +94,32 @@ export class RateLimiter {
     return this.#local.takeNow(client, this.#interval, this.#tolerance)
   }
 
+  /** One line when the pool stops answering in time, one when it has answered every count for POOL_AGAIN_MS since. */
   #countAlone (alone: boolean): void {
-    if (alone === this.#alone) return
-    this.#alone = alone
-    if (alone) this.#log.warn({}, 'rate limit counted by this replica alone: the shared store did not answer in time')
-    else this.#log.info({}, 'rate limit counted across the pool again')
+    if (alone) {
+      this.#answeringSince = undefined
+      this.#countedAlone++
+      if (this.#alone) return
+      this.#alone = true
+      this.#log.warn({}, 'rate limit counted by this replica alone: the shared store did not answer in time')
+      return
+    }
+    if (!this.#alone) return
+    const now = this.#clock.now()
+    this.#answeringSince ??= now
+    if (now - this.#answeringSince < POOL_AGAIN_MS) return
+    this.#log.info({ countedAlone: this.#countedAlone }, 'rate limit counted across the pool again')
+    this.#alone = false
+    this.#countedAlone = 0
   }
+}
+
+/**
+ * RateLimit-Policy: the bucket (q, its burst) and the seconds it takes to fill (w). A bucket
+ * that fills in under a second (600/1m burst=1: 0.1 s) is said as the requests it lets
+ * through a second (q=10;w=1): draft-10's w is a whole number of seconds, at least 1.
+ */
+function policyField (intervalMs: number, burst: number, toleranceMs: number): string {
+  if (toleranceMs >= 1000) return `"default";q=${burst};w=${Math.round(toleranceMs / 1000)}`
+  return `"default";q=${Math.floor(1000 / intervalMs)};w=1`
 }

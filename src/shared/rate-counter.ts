@@ -9,10 +9,14 @@ import type { SharedStore } from './store.js'
 
 export const RATE_PREFIX = 'edge-api:1:rate:'
 
-/** A bucket's answer: taken, with the ms until the bucket is full again; or refused, with the ms until one more token. */
+/**
+ * A bucket's answer: taken or not, the tokens left after it (`remaining`, 0 when refused), and
+ * the ms until one more is there (`moreMs`: after a refusal, until the client may be served).
+ */
 export interface Take {
   readonly taken: boolean
-  readonly ms: number
+  readonly remaining: number
+  readonly moreMs: number
 }
 
 /** Where tokens are taken: the pool's store, or (rate-limit.ts) this replica alone. */
@@ -21,17 +25,38 @@ export interface RateCounter {
   take (client: string, intervalMs: number, toleranceMs: number): Promise<Take | undefined>
 }
 
+/**
+ * The store keeps a bucket's time to the µs (a 3/1s bucket's 666.6667 ms as 666.667): a token
+ * due within this much is there now, so that the third of three is neither refused nor
+ * counted as missing (r one low) for a rounding.
+ */
+export const SLACK_MS = 0.001
+
+/**
+ * GCRA's answer (the local counter's; GCRA below is the same in Lua): `after`, the ms from
+ * now until the bucket is full again once this request is counted. Taken when that is within
+ * the tolerance; the tokens left are those that fit in what remains of it, and the next one
+ * comes when the time until full drops by what is over a whole token.
+ */
+export function gcraTake (after: number, intervalMs: number, toleranceMs: number): Take {
+  if (after > toleranceMs + SLACK_MS) return { taken: false, remaining: 0, moreMs: after - toleranceMs }
+  const remaining = Math.floor((toleranceMs + SLACK_MS - after) / intervalMs)
+  return { taken: true, remaining, moreMs: after - toleranceMs + (remaining + 1) * intervalMs }
+}
+
 const GCRA = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
+local slack = tonumber(ARGV[3])
 local full = tonumber(redis.call('GET', KEYS[1])) or now
 if full < now then full = now end
 local after = full + interval - now
-if after > tolerance then return {0, math.ceil(after - tolerance)} end
+if after > tolerance + slack then return {0, 0, math.ceil(after - tolerance)} end
 redis.call('SET', KEYS[1], string.format('%.3f', full + interval), 'PX', math.ceil(after))
-return {1, math.ceil(after)}
+local remaining = math.floor((tolerance + slack - after) / interval)
+return {1, remaining, math.ceil(after - tolerance + (remaining + 1) * interval)}
 `
 
 export class PoolRateCounter implements RateCounter {
@@ -42,8 +67,9 @@ export class PoolRateCounter implements RateCounter {
   }
 
   async take (client: string, intervalMs: number, toleranceMs: number): Promise<Take | undefined> {
-    const reply = await this.#store.evaluate('count', GCRA, [RATE_PREFIX + client], [String(intervalMs), String(toleranceMs)])
+    const reply = await this.#store.evaluate('count', GCRA, [RATE_PREFIX + client], [String(intervalMs), String(toleranceMs), String(SLACK_MS)])
     if (!Array.isArray(reply)) return undefined
-    return { taken: reply[0] === 1, ms: Number(reply[1]) }
+    // Redis answers a Lua number as an integer: the ms rounded up, which the header's seconds are anyway.
+    return { taken: reply[0] === 1, remaining: Number(reply[1]), moreMs: Number(reply[2]) }
   }
 }

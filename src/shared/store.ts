@@ -1,4 +1,5 @@
 import type { RedisClientType } from '@redis/client'
+import { createHash } from 'node:crypto'
 import { REAL_CLOCK, type Clock } from '../clock.js'
 import { TIMED_OUT, withinDeadline } from './deadline.js'
 import { Subscription, type SubscriptionObserver } from './subscription.js'
@@ -99,6 +100,8 @@ export class SharedStore {
   readonly #retryMs: number
   readonly #clock: Clock
   readonly #where: string
+  /** Each script's SHA1, as the store names it: computed once. */
+  readonly #shas = new Map<string, string>()
   #state: StoreState = 'connecting'
   #timeouts = 0
   #retryAt = 0
@@ -164,9 +167,32 @@ export class SharedStore {
     this.#command('release', 'write', () => this.#client.eval(RELEASE_SCRIPT, { keys: [key], arguments: [owner] }))
   }
 
-  /** Runs a Lua script (EVAL) on `keys` with `args`: its reply, or undefined when the store did not say in time. */
+  /**
+   * Runs a Lua script on `keys` with `args`: its reply, or undefined when the store did not say
+   * in time. Asked by its SHA1 (EVALSHA: 40 bytes, not the script, per call); a store that does
+   * not know it (new, restarted, flushed: NOSCRIPT) is sent the whole script once (EVAL, which
+   * keeps it for the next EVALSHA), within the same deadline.
+   */
   async evaluate (operation: Operation, script: string, keys: string[], args: string[]): Promise<unknown> {
-    return this.#command(operation, 'read', () => this.#client.eval(script, { keys, arguments: args }))
+    const sha = this.#shaOf(script)
+    const options = { keys, arguments: args }
+    return this.#command(operation, 'read', async () => {
+      try {
+        return await this.#client.evalSha(sha, options)
+      } catch (err) {
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err
+        return await this.#client.eval(script, options)
+      }
+    })
+  }
+
+  #shaOf (script: string): string {
+    let sha = this.#shas.get(script)
+    if (sha === undefined) {
+      sha = createHash('sha1').update(script).digest('hex')
+      this.#shas.set(script, sha)
+    }
+    return sha
   }
 
   /** Publishes `message` on `channel`, in the background. */

@@ -1,5 +1,6 @@
-import t from 'tap'
-import { RateLimiter } from '../../src/http/rate-limit.js'
+import t, { type Test } from 'tap'
+import type { RateLimit } from '../../src/edge-settings.js'
+import { POOL_AGAIN_MS, RateLimiter } from '../../src/http/rate-limit.js'
 import { LocalRateCounter } from '../../src/http/local-rate-counter.js'
 import type { RateCounter, Take } from '../../src/shared/rate-counter.js'
 import Fastify from 'fastify'
@@ -40,22 +41,68 @@ t.test('with no limit (the default) the same client is never refused and no limi
   }
 })
 
-t.test('a pool counter that does not answer: counted here instead, one line when that starts and one when it ends', async (t) => {
-  let answering = false
-  const pool: RateCounter = { take: async (): Promise<Take | undefined> => answering ? { taken: false, ms: 5000 } : undefined }
-  const lines: string[] = []
-  const log = { info: (_fields: object, message: string) => lines.push(message), warn: (_fields: object, message: string) => lines.push(message) }
-  const limiter = new RateLimiter({ limit: { requests: 2, windowMs: 1000, burst: 2 }, pool, local: new LocalRateCounter(new ManualClock()), log })
+/** A limiter on a manual clock in a bare app, its log lines kept. */
+function limited (t: Test, limit: RateLimit, pool?: RateCounter) {
+  const clock = new ManualClock()
+  const lines: Array<{ level: string, message: string, fields: object }> = []
+  const log = { info: (fields: object, message: string) => lines.push({ level: 'info', message, fields }), warn: (fields: object, message: string) => lines.push({ level: 'warn', message, fields }) }
+  const limiter = new RateLimiter({ limit, pool, local: new LocalRateCounter(clock), log, clock })
   const app = Fastify()
   app.addHook('onRequest', limiter.limit)
   app.get('/v1/x', async () => 'ok')
   t.teardown(() => app.close())
+  const ask = async () => {
+    const res = await app.inject('/v1/x')
+    return { status: res.statusCode, rateLimit: res.headers.ratelimit, retryAfter: res.headers['retry-after'], policy: res.headers['ratelimit-policy'] }
+  }
+  return { clock, lines, ask }
+}
+
+t.test('draft-10\'s fields: r the tokens left, exactly; t the seconds until one more, on a success and a refusal alike', async (t) => {
+  const { ask } = limited(t, { requests: 3, windowMs: 1000, burst: 3 })
+  t.same(await ask(), { status: 200, rateLimit: '"default";r=2;t=1', retryAfter: undefined, policy: '"default";q=3;w=1' }, '3/1s, the first request: two left (it said 1)')
+  t.same((await ask()).rateLimit, '"default";r=1;t=1')
+  t.same((await ask()).rateLimit, '"default";r=0;t=1')
+  t.same(await ask(), { status: 429, rateLimit: '"default";r=0;t=1', retryAfter: '1', policy: '"default";q=3;w=1' })
+  const minute = limited(t, { requests: 600, windowMs: 60_000, burst: 600 })
+  for (let i = 0; i < 299; i++) await minute.ask()
+  // It said r=306;t=30: t the seconds until the bucket was full, not until more quota.
+  t.same((await minute.ask()).rateLimit, '"default";r=300;t=1', '600/1m after 300 requests: 300 left, the next token within a second')
+  await minute.clock.advance(20_000)
+  t.same((await minute.ask()).rateLimit, '"default";r=499;t=1', '20 s later: 200 tokens more, one taken')
+})
+
+t.test('RateLimit-Policy\'s w is at least one second: a bucket that fills faster is said as its requests a second', async (t) => {
+  t.equal((await limited(t, { requests: 600, windowMs: 60_000, burst: 1 }).ask()).policy, '"default";q=10;w=1', '600/1m burst=1 (it said w=0)')
+  t.equal((await limited(t, { requests: 10, windowMs: 60_000, burst: 600 }).ask()).policy, '"default";q=600;w=3600', 'the Go front\'s 10/1m burst=600: an hour to fill')
+})
+
+t.test('a pool counter that does not answer: counted here instead, one line when that starts and one once the pool has answered every count for POOL_AGAIN_MS', async (t) => {
+  let answering = false
+  const pool: RateCounter = { take: async (): Promise<Take | undefined> => answering ? { taken: false, remaining: 0, moreMs: 5000 } : undefined }
+  const { clock, lines, ask } = limited(t, { requests: 2, windowMs: 1000, burst: 2 }, pool)
   const codes = []
-  for (let i = 0; i < 3; i++) codes.push((await app.inject('/v1/x')).statusCode)
+  for (let i = 0; i < 3; i++) codes.push((await ask()).status)
   t.same(codes, [200, 200, 429], 'the local bucket decided')
-  t.same(lines, ['rate limit counted by this replica alone: the shared store did not answer in time'])
+  t.match(lines, [{ level: 'warn', message: 'rate limit counted by this replica alone: the shared store did not answer in time' }])
   answering = true
-  t.equal((await app.inject('/v1/x')).statusCode, 429, 'the pool\'s answer')
-  t.equal((await app.inject('/v1/x')).headers['retry-after'], '5')
-  t.same(lines.slice(1), ['rate limit counted across the pool again'])
+  t.same(await ask(), { status: 429, rateLimit: '"default";r=0;t=5', retryAfter: '5', policy: '"default";q=2;w=1' }, 'the pool\'s answer')
+  // The store hovering at its deadline: answers and misses alternate, a second apart.
+  for (let i = 0; i < 20; i++) {
+    answering = i % 2 === 0
+    await ask()
+    await clock.advance(1000)
+  }
+  t.equal(lines.length, 1, 'twenty switches, no line more (it was a warn/info pair per switch)')
+  answering = true
+  await ask()
+  await clock.advance(POOL_AGAIN_MS - 1)
+  await ask()
+  t.equal(lines.length, 1, 'answering for less than POOL_AGAIN_MS: still counted alone as far as the log says')
+  await clock.advance(1)
+  await ask()
+  t.match(lines.slice(1), [{ level: 'info', message: 'rate limit counted across the pool again', fields: { countedAlone: 13 } }], 'one line, with the counts made alone meanwhile')
+  answering = false
+  await ask()
+  t.equal(lines.length, 3, 'a miss after that is a change again: its line')
 })

@@ -84,6 +84,21 @@ t.test('a client over its limit on one replica is over it on all; another client
   t.fail('the store missed a deadline in each of three rounds')
 })
 
+t.test('the pool\'s fields as draft-10 says: 3/1s, the first request r=2;t=1 (it said r=1: the Lua rounded the time up before dividing)', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const pool = await replicas(t, '3/1s', redis.url)
+  // A fresh client per round: a round the store missed (counted locally, a loaded machine) is tried again.
+  for (const address of ['127.0.0.6', '127.0.0.7', '127.0.0.8']) {
+    const before = pool.reduce((n, r) => n + r.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length, 0)
+    const first = await client(t, address)(pool[0] as Replica)
+    if (pool.reduce((n, r) => n + r.log.lines.filter((l) => l.msg.startsWith('rate limit counted by this replica alone')).length, 0) > before) continue
+    t.same(first, { status: 200, retryAfter: undefined, rateLimit: '"default";r=2;t=1' }, 'counted by the store\'s GCRA')
+    return
+  }
+  t.fail('the store missed a deadline in each of three rounds')
+})
+
 t.test('without the store each replica counts alone (what the store is for)', async (t) => {
   const pool = await replicas(t, '4/1m', undefined)
   const heavy = client(t, '127.0.0.2')
