@@ -82,7 +82,9 @@ export async function admissionControl (
   app.addHook('onRequest', (request, reply, done) => {
     if (fair.admit(reply, clientOf(request), done, loopLoad(policy, target), policy)) admitted.count++
   })
-  if (target > 0) feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace, fair })
+  // Fed whatever the target: with 0 the policy sheds nothing, but the pace of the clients far
+  // over their share still follows the load (fair-admission.ts: loopLoad).
+  feedPolicy(app, sampler, policy, { target, sampleInterval, admitted, inGrace, fair })
   return policy
 }
 
@@ -135,8 +137,9 @@ function feedPolicy (app: FastifyInstance, sampler: LoopSampler, policy: DelayAd
     const count = feed.admitted.count
     feed.admitted.count = 0
     if (feed.inGrace(now)) return
-    policy.observe({ delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }, now)
-    feed.fair.observe(loopLoad(policy, feed.target))
+    const reading = { delayMs: Math.min(loop.delayMs, cap), utilization: loop.utilization, admitted: count }
+    if (feed.target > 0) policy.observe(reading, now)
+    feed.fair.observe(loopLoad(reading, feed.target))
   })
   app.addHook('onClose', async () => stop())
 }

@@ -46,9 +46,13 @@ export const BUSY_UTILIZATION = 0.85
  */
 export type LoopLoad = 'keepingUp' | 'busy' | 'behind'
 
-/** The load of the last sample (`targetMs` 0: no delay-based shedding, always keeping up). */
+/**
+ * The load of the last sample. `targetMs` 0 (no delay-based shedding) is never `behind`, and
+ * `busy` by utilisation alone: the far-over clients' pace still follows the load (measured
+ * frozen, it held such a client at ~11 answers a second on an idle replica).
+ */
 export function loopLoad (last: { readonly delayMs: number, readonly utilization: number }, targetMs: number): LoopLoad {
-  if (targetMs <= 0) return 'keepingUp'
+  if (targetMs <= 0) return last.utilization >= BUSY_UTILIZATION ? 'busy' : 'keepingUp'
   if (last.delayMs >= targetMs) return 'behind'
   return last.delayMs >= targetMs / 4 || last.utilization >= BUSY_UTILIZATION ? 'busy' : 'keepingUp'
 }

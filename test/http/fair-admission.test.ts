@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify'
 import t, { type Test } from 'tap'
 import { Agent, request } from 'undici'
 import { loadConfig } from '../../src/config.js'
-import { MIN_PER_S } from '../../src/http/excess-pace.js'
+import { MIN_PER_S, STEP_PER_S } from '../../src/http/excess-pace.js'
 import { BUSY_UTILIZATION, FairAdmission, loopLoad } from '../../src/http/fair-admission.js'
 import { HOLD_LIMIT } from '../../src/http/refusal-hold.js'
 import { Shedding } from '../../src/http/shedding.js'
@@ -29,12 +29,12 @@ const BUSY = { delayMs: 2, utilization: 0.95 }
 
 t.setTimeout(60_000)
 
-async function replica (t: Test, env: Record<string, string> = {}) {
+async function replica (t: Test, env: Record<string, string> = {}, targetMs = TARGET_MS) {
   const sim = await startChainSimulator()
   const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_LOG_LEVEL: 'info', EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', ...CACHE_OFF, ...env })
   const log = new LogLines()
   const loop = new ScriptedLoop()
-  const service = await startService({ config, logger: createLogger(config.logLevel, log.stream), drainWindows: { announceMs: 0, budgetMs: 2000 }, metricsPort: 0, loadShedding: { maxEventLoopDelay: TARGET_MS, sampler: loop } })
+  const service = await startService({ config, logger: createLogger(config.logLevel, log.stream), drainWindows: { announceMs: 0, budgetMs: 2000 }, metricsPort: 0, loadShedding: { maxEventLoopDelay: targetMs, sampler: loop } })
   t.teardown(async () => {
     service.chain.abortAll()
     service.app.server.closeAllConnections()
@@ -183,12 +183,38 @@ t.test('a preflight is answered 204 while the replica sheds, and the 503 is read
   readableByPage(t, shed[0] ?? {}, 'the 503')
 })
 
+t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the load, growing while the loop keeps up', async (t) => {
+  const { origin, sim, loop, app } = await replica(t, {}, 0)
+  sim.latency(5000, '/productscience/inference/inference/inference_participant/heavy')
+  const heavy = client(t, origin, '127.0.0.15', 256)
+  const polite = client(t, origin, '127.0.0.16', 1)
+  t.equal((await polite('/v1/status')).status, 200)
+  const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
+  await until(() => app.fairAdmission.share.inFlight === 40, 'the heavy client\'s 40 reads in flight', { timeoutMs: 10_000 })
+  // Two seconds of 30 reads per 100 ms from the far-over client, each 100 ms a sample keeping up.
+  const asked: Array<Promise<{ status: number }>> = []
+  const started = performance.now()
+  for (let round = 0; round < 20; round++) {
+    for (let i = 0; i < 30; i++) asked.push(heavy('/v1/status'))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    loop.feed(KEEPING_UP)
+  }
+  const seconds = (performance.now() - started) / 1000
+  const served = (await Promise.all(asked)).filter((r) => r.status === 200).length
+  // Frozen at its start (20/s; what a sample never reached it left it at), it let in 54 in 5 s;
+  // grown while the loop keeps up it passes the 300 asked a second within about a second.
+  t.ok(served > 3 * STEP_PER_S * seconds, `${served} of 600 served in ${seconds.toFixed(1)} s (frozen: at most ~${Math.round(STEP_PER_S * seconds)})`)
+  t.ok(app.fairAdmission.excessPerSecond > 10 * STEP_PER_S, `the pace grew to ${Math.round(app.fairAdmission.excessPerSecond)}/s`)
+  await Promise.all(inFlight)
+})
+
 t.test('the load of a sample: behind at the target, busy at a quarter of it or nearly always running', async (t) => {
   t.equal(loopLoad({ delayMs: 20, utilization: 0.1 }, 20), 'behind')
   t.equal(loopLoad({ delayMs: 5, utilization: 0.1 }, 20), 'busy')
   t.equal(loopLoad({ delayMs: 4.9, utilization: BUSY_UTILIZATION }, 20), 'busy')
   t.equal(loopLoad({ delayMs: 4.9, utilization: BUSY_UTILIZATION - 0.01 }, 20), 'keepingUp')
-  t.equal(loopLoad({ delayMs: 500, utilization: 1 }, 0), 'keepingUp', 'no delay-based shedding: never busy nor behind')
+  t.equal(loopLoad({ delayMs: 500, utilization: 1 }, 0), 'busy', 'no delay-based shedding: never behind, busy by utilisation alone')
+  t.equal(loopLoad({ delayMs: 500, utilization: BUSY_UTILIZATION - 0.01 }, 0), 'keepingUp')
 })
 
 t.test('behind with no client over its share: the replica\'s own overload, 503, never 429', async (t) => {
