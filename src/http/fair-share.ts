@@ -1,14 +1,18 @@
+import { keyedHash, randomHashKey, type HashKey } from './keyed-hash.js'
+
 // Each client's share of the replica, in bounded memory whatever the number of distinct clients
 // (a million IPv6 addresses cost nothing more than one): requests in flight per client in a
 // count-min sketch (ROWS rows of WIDTH counters, each client hashed to one counter a row; its
 // count is the least of its counters, which over-counts only when another client shares every
-// one of them: (1/WIDTH)^ROWS), and the number of clients active within the last RECENT_TICKS
+// one of them: (1/WIDTH)^ROWS, by chance: the counters are chosen by a hash keyed by a secret
+// of this process, keyed-hash.ts, so no one can choose addresses that share a victim's), and the number of clients active within the last RECENT_TICKS
 // samples estimated from the first row (linear counting). A client is over its share when it
 // has more requests in flight than the replica's requests in flight per active client: a lone
 // client never is (work-conserving), and a polite client that sends a request now and then
 // keeps its share while it waits between them.
 
 export const WIDTH = 4096
+/** Two rows: the keyed hash's two 32-bit words. */
 export const ROWS = 2
 /**
  * A client counts as active for this many samples (of 100 ms, 10 s) after its last request:
@@ -32,6 +36,7 @@ export const FAR_OVER_FLOOR = 8
 export type Slots = readonly number[]
 
 export class FairShare {
+  readonly #key: HashKey
   readonly #counts = new Int32Array(WIDTH * ROWS)
   // The sample each counter of the first row last had a request in.
   readonly #seen = new Int32Array(WIDTH).fill(-RECENT_TICKS - 1)
@@ -40,11 +45,15 @@ export class FairShare {
   #heaviest = 0
   #recent = 0
 
-  /** Where `client`'s requests are counted. */
+  /** `key`: the hash's (tests give one to know where a client lands); a random one of its own by default. */
+  constructor (key: HashKey = randomHashKey()) {
+    this.#key = key
+  }
+
+  /** Where `client`'s requests are counted: one counter a row, each from one word of its keyed hash. */
   slotsOf (client: string): Slots {
-    const slots: number[] = []
-    for (let row = 0; row < ROWS; row++) slots.push(row * WIDTH + (hash(client, row) % WIDTH))
-    return slots
+    const [first, second] = keyedHash(client, this.#key)
+    return [first % WIDTH, WIDTH + (second % WIDTH)]
   }
 
   /** A request of the client at `slots` starts. */
@@ -122,14 +131,4 @@ export class FairShare {
     this.#heaviest = heaviest
     this.#recent = recent
   }
-}
-
-// FNV-1a, 32 bits, seeded per row: a handful of operations per character of an address.
-function hash (key: string, seed: number): number {
-  let h = (0x811c9dc5 ^ (seed * 0x9e3779b1)) >>> 0
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i)
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { FAR_OVER_FLOOR, FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
+import { clientAddress } from '../../src/http/client-identity.js'
 
 t.test('a client is over its share when it has more in flight than the mean of the active clients', async (t) => {
   const share = new FairShare()
@@ -76,4 +77,34 @@ t.test('a million distinct clients leave the memory where it was: a fixed sketch
   const full = new FairShare()
   for (let i = 0; i < 200_000; i++) full.start(full.slotsOf(String(i)))
   t.ok(Number.isFinite(full.activeClients))
+})
+
+t.test('a victim cannot be framed: addresses found to share its counters in one process share nothing in another (the hash is keyed by each process\'s secret)', async (t) => {
+  const attacked = new FairShare([0x01234567, 0x89abcdef])
+  const victim = '203.0.113.7'
+  const target = attacked.slotsOf(victim)
+  // What an attacker with one IPv6 /48 does against a hash it can compute: a /64 of its own on
+  // each of the victim's counters (with the fixed seeds it had, 2,884 tries).
+  const own: string[] = []
+  for (let row = 0; row < ROWS; row++) {
+    for (let subnet = 0; subnet < 0x10000; subnet++) {
+      const client = clientAddress(`2001:db8:77:${subnet.toString(16)}::1`) as string
+      if (attacked.slotsOf(client)[row] === target[row]) {
+        own.push(client)
+        break
+      }
+    }
+  }
+  t.equal(own.length, ROWS, `a /64 found on each of the victim's counters where the key is known: ${own.join(', ')}`)
+  const frame = (share: FairShare): number => {
+    for (const client of own) for (let i = 0; i < 13; i++) share.start(share.slotsOf(client))
+    const slots = share.slotsOf(victim)
+    share.start(slots)
+    return share.inFlightOf(slots)
+  }
+  t.equal(frame(new FairShare([0x01234567, 0x89abcdef])), 14, 'where it was found, the victim\'s one request counts as 14')
+  t.equal(frame(new FairShare()), 1, 'in a process of its own key, the same addresses leave the victim its one request')
+  const [one, other] = [new FairShare(), new FairShare()]
+  const addresses = Array.from({ length: 20 }, (_, i) => `198.51.100.${i}`)
+  t.same(addresses.filter((address) => one.slotsOf(address).join() === other.slotsOf(address).join()), [], 'two processes place the same clients apart')
 })
