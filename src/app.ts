@@ -145,6 +145,8 @@ function registerRefusals (app: App, { readiness, metrics, tracing }: AppOptions
   app.addHook('onClose', async () => shedding.flush())
   // A full chain queue, or a route group's, is shedding too: no warning and stack per request.
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // An error answer (a long-poll over its cap's 429 among them) applied no Prefer: wait.
+    reply.removeHeader('preference-applied')
     // A full queue: the client's excess (429, held for its Retry-After) when it is over its
     // share, the replica's overload (503) otherwise.
     if (error instanceof OverShareError) return fairAdmission.refuseQueued(request, reply, true, 'chainQueue', error.message)

@@ -130,7 +130,6 @@ export class FairAdmission {
   stop (): void {
     this.#stopSamples?.()
     this.#top.flush(this.share.activeClients)
-    this.#top.flush(this.share.activeClients)
     this.#hold.releaseAll()
   }
 
