@@ -27,6 +27,9 @@
 #                                                  next is answered 503 at once, as a replica
 #                                                  sheds (0: bounded by timeout queue alone)
 #                                  (all three from measurements: docs/router-queue.md)
+#   EDGE_API_ROUTER_WAITING_MAXCONN 1024         held long-polls and event streams a replica is
+#                                                  given at once (the waiting lane); the rest wait
+#                                                  in that lane's queue, bounded as the pool's
 #   EDGE_API_ROUTER_INIT_STATE     auto            auto: `init-state fully-down` when the
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
@@ -94,6 +97,8 @@ read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
 server_maxconn=${EDGE_API_ROUTER_SERVER_MAXCONN:-64}
 queue_timeout=${EDGE_API_ROUTER_QUEUE_TIMEOUT_MS:-100}
 queue_length=${EDGE_API_ROUTER_QUEUE_LENGTH:-32}
+# A held request costs a replica ~7 KB and no work (docs/waiting.md): room for many, but bounded.
+waiting_maxconn=${EDGE_API_ROUTER_WAITING_MAXCONN:-1024}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
 expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
 client_connections=${EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS:-100}
@@ -108,6 +113,7 @@ number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
 count EDGE_API_ROUTER_SERVER_MAXCONN "$server_maxconn"
 number EDGE_API_ROUTER_QUEUE_TIMEOUT_MS "$queue_timeout"
 count EDGE_API_ROUTER_QUEUE_LENGTH "$queue_length"
+number EDGE_API_ROUTER_WAITING_MAXCONN "$waiting_maxconn"
 count EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS "$client_connections"
 count EDGE_API_ROUTER_CLIENT_MAX_REQUESTS "$client_requests"
 case $socket in
@@ -142,6 +148,12 @@ if [ "$queue_length" -gt 0 ]; then
 else
   queue_length_rule='  # no queue length bound (EDGE_API_ROUTER_QUEUE_LENGTH=0): timeout queue alone bounds the wait'
 fi
+
+# The waiting lane's bound: its slots (maxconn) and its queue, refused past its length as a
+# replica refuses a wait over its cap (src/http/wait-quota.ts): one shape of "too many waiting".
+waiting_limits="  default-server maxconn $waiting_maxconn"
+[ "$queue_length" -eq 0 ] || waiting_limits="$waiting_limits
+  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 5 string '{\"message\":\"too many requests waiting for the chain (long-polls and event streams together: the service is at its limit); retry later\"}' if { queue(edge_api_waiting) ge $queue_length }"
 
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
 # last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
@@ -235,10 +247,11 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH="$fair_share_rules$nl$queue_length_rule" CLIENT_LIMITS=$client_limits awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH="$fair_share_rules$nl$queue_length_rule" WAITING_LIMITS=$waiting_limits CLIENT_LIMITS=$client_limits awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
     $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
     $0 == "@QUEUE_LENGTH@" { print ENVIRON["QUEUE_LENGTH"]; next }
+    $0 == "@WAITING_LIMITS@" { print ENVIRON["WAITING_LIMITS"]; next }
     $0 == "@CLIENT_LIMITS@" { print ENVIRON["CLIENT_LIMITS"]; next }
     $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
     $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }
