@@ -152,7 +152,11 @@ fi
 # The waiting lane's bound: its slots (maxconn) and its queue, refused past its length as a
 # replica refuses a wait over its cap (src/http/wait-quota.ts): one shape of "too many waiting".
 waiting_limits="  default-server maxconn $waiting_maxconn"
+# A stream refused so is answered as a replica ends one (src/http/event-stream.ts): 200
+# text/event-stream with retry: and nothing else, so an EventSource comes back after it (on a
+# 429 it would stop for good).
 [ "$queue_length" -eq 0 ] || waiting_limits="$waiting_limits
+  http-request return status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 5000\\n\\n\" if { path /v1/events } { queue(edge_api_waiting) ge $queue_length }
   http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 5 string '{\"message\":\"too many requests waiting for the chain (long-polls and event streams together: the service is at its limit); retry later\"}' if { queue(edge_api_waiting) ge $queue_length }"
 
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its

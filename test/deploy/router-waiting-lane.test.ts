@@ -32,7 +32,10 @@ t.test('the waiting lane has slots sized for held requests and a bounded queue, 
   for (const env of [{ EDGE_API_ROUTER_INIT_STATE: 'on' }, LOOPBACK]) {
     const waiting = section(renderRouterConfig(env), 'backend edge_api_waiting')
     t.ok(waiting.includes('default-server maxconn 1024'), 'maxconn 1024 a replica by default')
-    t.ok(waiting.some((l) => l.startsWith('http-request deny deny_status 429') && l.includes('Retry-After 5') && l.endsWith('if { queue(edge_api_waiting) ge 32 }')), 'the queue bounded by EDGE_API_ROUTER_QUEUE_LENGTH, 429 Retry-After 5 past it')
+    const deny = waiting.findIndex((l) => l.startsWith('http-request deny deny_status 429') && l.includes('Retry-After 5') && l.endsWith('if { queue(edge_api_waiting) ge 32 }'))
+    t.ok(deny >= 0, 'the queue bounded by EDGE_API_ROUTER_QUEUE_LENGTH, 429 Retry-After 5 past it')
+    const stream = waiting.indexOf('http-request return status 200 content-type text/event-stream hdr Cache-Control no-cache string "retry: 5000\\n\\n" if { path /v1/events } { queue(edge_api_waiting) ge 32 }')
+    t.ok(stream >= 0 && stream < deny, 'a stream past it: 200 text/event-stream with retry: first, so an EventSource comes back')
     t.notOk(waiting.some((l) => l.includes('shutdown-sessions')), 'no shutdown-sessions: a draining replica ends its held requests itself')
     t.ok(waiting.includes('balance leastconn'))
   }

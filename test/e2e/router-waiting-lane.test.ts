@@ -144,7 +144,7 @@ t.test('the waiting lane', async (t) => {
     t.equal(statuses.filter((s) => s === '200').length, limit, `the ${limit} held answered at the new block`)
   })
 
-  t.test('the waiting lane\'s slots are bounded: past them and the queue, the replicas\' 429 for too many waiting, at once', async (t) => {
+  t.test('the waiting lane\'s slots are bounded: past them and the queue, the replicas\' 429 for too many waiting at once, a stream 200 with retry:', async (t) => {
     const router = await pool.router(t, { EDGE_API_ROUTER_INIT_STATE: 'off', EDGE_API_ROUTER_WAITING_MAXCONN: '2', EDGE_API_ROUTER_QUEUE_LENGTH: '2', EDGE_API_ROUTER_QUEUE_TIMEOUT_MS: '20000' })
     const height = await headHeight(router, '127.0.0.7')
     const agent = new Agent({ connections: 16 })
@@ -163,6 +163,13 @@ t.test('the waiting lane', async (t) => {
     t.equal(refused.retryAfter, '5')
     // Well under the queue's 20 s: refused at once, not after waiting (a bound far above the few ms it takes, for a loaded machine).
     t.ok(refused.ms < 5000, `in ${Math.round(refused.ms)} ms`)
+    // A stream refused so is one an EventSource comes back from: 200, retry: and the end.
+    const stream = await openSse(`${router.url}/v1/events`)
+    t.equal(stream.status, 200, 'a stream past the bound: 200')
+    t.match(stream.headers['content-type'], /^text\/event-stream/)
+    const ended = await Promise.race([stream.ended.then(() => 'ended'), new Promise((resolve) => setTimeout(resolve, 5000, 'still open after 5 s'))])
+    t.equal(ended, 'ended', 'and ended at once')
+    t.same(stream.events, [{ retry: 5000 }], 'with retry: 5000 (the 429\'s Retry-After) and nothing else')
     pool.sim.clock.advance()
     t.same((await Promise.all(held)).map((r) => r.status), Array(6).fill(200), 'the held and the queued answered at the new block')
   })
