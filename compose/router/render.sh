@@ -166,6 +166,10 @@ waiting_limits="  default-server maxconn $waiting_maxconn"
 # (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
 # router's CPU and the loopback were the polite clients' latency).
 client_refusal="http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
+# A stream refused so is answered as a replica ends one (src/http/event-stream.ts), tarpitted
+# the same: 200 text/event-stream with retry: (the 429's Retry-After) and nothing else, so an
+# EventSource comes back then (on a 429 it would stop for good).
+stream_refusal="http-request tarpit deny_status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 10000\\n\\n\""
 client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
   tcp-request connection track-sc0 src,ipmask(32,64)"
 if [ "$client_connections" -gt 0 ]; then
@@ -177,10 +181,12 @@ if [ "$client_connections" -gt 0 ]; then
   client_limits="$client_limits
   tcp-request connection reject if { sc_conn_cur(0) gt $(( client_connections * 2 )) }
   tcp-request connection set-var(sess.excess_connection) bool(true) if { sc_conn_cur(0) gt $client_connections }
+  $stream_refusal if { path /v1/events } { var(sess.excess_connection) -m found }
   $client_refusal if { var(sess.excess_connection) -m found }"
 fi
 if [ "$client_requests" -gt 0 ]; then
   client_limits="$client_limits
+  $stream_refusal if { path /v1/events } { sc_http_req_rate(0) gt $client_requests }
   $client_refusal if { sc_http_req_rate(0) gt $client_requests }"
 fi
 if [ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ]; then

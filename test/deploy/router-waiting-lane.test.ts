@@ -49,6 +49,16 @@ t.test('the waiting lane has slots sized for held requests and a bounded queue, 
   }
 })
 
+t.test('a stream refused by a per-client limit is tarpitted as a 200 text/event-stream with retry:, before the 429 of the same limit', async (t) => {
+  const frontend = section(renderRouterConfig({ ...LOOPBACK, EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: '100', EDGE_API_ROUTER_CLIENT_MAX_REQUESTS: '2000' }), 'frontend edge_api_in')
+  const stream = 'http-request tarpit deny_status 200 content-type text/event-stream hdr Cache-Control no-cache string "retry: 10000\\n\\n" if { path /v1/events }'
+  for (const limit of ['{ var(sess.excess_connection) -m found }', '{ sc_http_req_rate(0) gt 2000 }']) {
+    const refusal = frontend.findIndex((l) => l.startsWith('http-request tarpit deny_status 429') && l.endsWith(`if ${limit}`))
+    t.ok(refusal >= 0, `the 429 of ${limit}`)
+    t.equal(frontend.indexOf(`${stream} ${limit}`), refusal - 1, 'a stream\'s 200 with retry: 10000 (its Retry-After) just before it')
+  }
+})
+
 /** A sample path of a route pattern: each :param filled in. */
 const samplePath = (pattern: string): string => pattern.replace(/:(\w+)/g, (_, name: string) => name === 'epoch' ? 'latest' : `5${name.length}`)
 

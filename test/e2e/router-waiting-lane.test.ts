@@ -123,7 +123,7 @@ t.test('the waiting lane', async (t) => {
     t.comment(`the heavy client meanwhile: ${JSON.stringify([...await heavy])}`)
   })
 
-  t.test('a client over its per-client connection limit on the waiting lane is refused there too; its first connections are held', async (t) => {
+  t.test('a client over its per-client connection limit on the waiting lane is refused there too (a stream: 200 with retry:); its first connections are held', async (t) => {
     const limit = Number(composeClientLimits().EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS)
     const router = await pool.router(t, { ...SLOTS, ...composeClientLimits() })
     const height = await headHeight(router, '127.0.0.6')
@@ -139,6 +139,14 @@ t.test('the waiting lane', async (t) => {
     await until(() => statuses.length >= 5, 'the connections past the limit answered', { timeoutMs: 15_000 })
     t.same(statuses, Array(5).fill('429'), '5 refused with 429')
     t.equal(await taken(router, 'edge_api_waiting'), limit, `${limit} held in the waiting lane, the refused never reached it`)
+    // A stream it opens now is refused as one an EventSource comes back from: 200 with retry:, ended.
+    const stream = await openSse(`${router.url}/v1/events`, {}, '127.0.0.6')
+    t.equal(stream.status, 200, 'a stream past the limit: 200')
+    t.match(stream.headers['content-type'], /^text\/event-stream/)
+    const ended = await Promise.race([stream.ended.then(() => 'ended'), new Promise((resolve) => setTimeout(resolve, 5000, 'still open after 5 s'))])
+    t.equal(ended, 'ended', 'and ended after the tarpit')
+    t.same(stream.events, [{ retry: 10000 }], 'with retry: 10000 (the 429\'s Retry-After) and nothing else')
+    t.equal(await taken(router, 'edge_api_waiting'), limit, 'never reaching the waiting lane')
     pool.sim.clock.advance()
     await Promise.all(polls)
     t.equal(statuses.filter((s) => s === '200').length, limit, `the ${limit} held answered at the new block`)
