@@ -27,6 +27,9 @@
 #                                                  next is answered 503 at once, as a replica
 #                                                  sheds (0: bounded by timeout queue alone)
 #                                  (all three from measurements: docs/router-queue.md)
+#   EDGE_API_ROUTER_WAITING_MAXCONN 1024         held long-polls and event streams a replica is
+#                                                  given at once (the waiting lane); the rest wait
+#                                                  in that lane's queue, bounded as the pool's
 #   EDGE_API_ROUTER_INIT_STATE     auto            auto: `init-state fully-down` when the
 #                                                  HAProxy binary is 3.1 or newer (older ones
 #                                                  reject the keyword); on | off to force it
@@ -94,6 +97,8 @@ read_timeout=${EDGE_API_ROUTER_READ_TIMEOUT_SECONDS:-120}
 server_maxconn=${EDGE_API_ROUTER_SERVER_MAXCONN:-64}
 queue_timeout=${EDGE_API_ROUTER_QUEUE_TIMEOUT_MS:-100}
 queue_length=${EDGE_API_ROUTER_QUEUE_LENGTH:-32}
+# A held request costs a replica ~7 KB and no work (docs/waiting.md): room for many, but bounded.
+waiting_maxconn=${EDGE_API_ROUTER_WAITING_MAXCONN:-1024}
 init_state=${EDGE_API_ROUTER_INIT_STATE:-auto}
 expose_optional=${EDGE_API_EXPOSE_OPTIONAL_ROUTES:-false}
 client_connections=${EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS:-100}
@@ -108,6 +113,7 @@ number EDGE_API_ROUTER_READ_TIMEOUT_SECONDS "$read_timeout"
 count EDGE_API_ROUTER_SERVER_MAXCONN "$server_maxconn"
 number EDGE_API_ROUTER_QUEUE_TIMEOUT_MS "$queue_timeout"
 count EDGE_API_ROUTER_QUEUE_LENGTH "$queue_length"
+number EDGE_API_ROUTER_WAITING_MAXCONN "$waiting_maxconn"
 count EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS "$client_connections"
 count EDGE_API_ROUTER_CLIENT_MAX_REQUESTS "$client_requests"
 case $socket in
@@ -143,6 +149,16 @@ else
   queue_length_rule='  # no queue length bound (EDGE_API_ROUTER_QUEUE_LENGTH=0): timeout queue alone bounds the wait'
 fi
 
+# The waiting lane's bound: its slots (maxconn) and its queue, refused past its length as a
+# replica refuses a wait over its cap (src/http/wait-quota.ts): one shape of "too many waiting".
+waiting_limits="  default-server maxconn $waiting_maxconn"
+# A stream refused so is answered as a replica ends one (src/http/event-stream.ts): 200
+# text/event-stream with retry: and nothing else, so an EventSource comes back after it (on a
+# 429 it would stop for good).
+[ "$queue_length" -eq 0 ] || waiting_limits="$waiting_limits
+  http-request return status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 5000\\n\\n\" if { path /v1/events } { queue(edge_api_waiting) ge $queue_length }
+  http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 5 string '{\"message\":\"too many requests waiting for the chain (long-polls and event streams together: the service is at its limit); retry later\"}' if { queue(edge_api_waiting) ge $queue_length }"
+
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
 # last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
 # Refusals are tarpitted: held `timeout tarpit` (1 s) before the 429 goes, as the replicas hold
@@ -150,6 +166,10 @@ fi
 # (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
 # router's CPU and the loopback were the polite clients' latency).
 client_refusal="http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
+# A stream refused so is answered as a replica ends one (src/http/event-stream.ts), tarpitted
+# the same: 200 text/event-stream with retry: (the 429's Retry-After) and nothing else, so an
+# EventSource comes back then (on a 429 it would stop for good).
+stream_refusal="http-request tarpit deny_status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 10000\\n\\n\""
 client_limits="  stick-table type ipv6 size 100k expire 60s store conn_cur,http_req_rate(10s)
   tcp-request connection track-sc0 src,ipmask(32,64)"
 if [ "$client_connections" -gt 0 ]; then
@@ -161,10 +181,12 @@ if [ "$client_connections" -gt 0 ]; then
   client_limits="$client_limits
   tcp-request connection reject if { sc_conn_cur(0) gt $(( client_connections * 2 )) }
   tcp-request connection set-var(sess.excess_connection) bool(true) if { sc_conn_cur(0) gt $client_connections }
+  $stream_refusal if { path /v1/events } { var(sess.excess_connection) -m found }
   $client_refusal if { var(sess.excess_connection) -m found }"
 fi
 if [ "$client_requests" -gt 0 ]; then
   client_limits="$client_limits
+  $stream_refusal if { path /v1/events } { sc_http_req_rate(0) gt $client_requests }
   $client_refusal if { sc_http_req_rate(0) gt $client_requests }"
 fi
 if [ "$client_connections" -eq 0 ] && [ "$client_requests" -eq 0 ]; then
@@ -235,10 +257,11 @@ sed \
   -e "s|@BIND@|$bind|g" \
   -e "s|@METRICS_BIND@|$metrics|g" \
   "$template" |
-  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH="$fair_share_rules$nl$queue_length_rule" CLIENT_LIMITS=$client_limits awk '
+  SERVERS=$server_block RESOLVERS=$resolvers_block SOCKET=$socket_line OPTIONAL=$optional_block QUEUE_LENGTH="$fair_share_rules$nl$queue_length_rule" WAITING_LIMITS=$waiting_limits CLIENT_LIMITS=$client_limits awk '
     $0 == "@SERVERS@" { print ENVIRON["SERVERS"]; next }
     $0 == "@OPTIONAL_ROUTES@" { print ENVIRON["OPTIONAL"]; next }
     $0 == "@QUEUE_LENGTH@" { print ENVIRON["QUEUE_LENGTH"]; next }
+    $0 == "@WAITING_LIMITS@" { print ENVIRON["WAITING_LIMITS"]; next }
     $0 == "@CLIENT_LIMITS@" { print ENVIRON["CLIENT_LIMITS"]; next }
     $0 == "@RESOLVERS@" { printf "%s", ENVIRON["RESOLVERS"]; next }
     $0 == "@STATS_SOCKET@" { print ENVIRON["SOCKET"]; next }

@@ -1,10 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { basename } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import t from 'tap'
 import { parse } from 'yaml'
 import { COMPOSE_DIR, CONFIG_EXAMPLE, composeConfig, composeFiles, graceViolations, parseServices } from '../fixtures/deploy/compose.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { loadConfig } from '../../src/config.js'
+import { cleanEnv } from '../../harness/clean-env.js'
 
 const INVALID = new URL('../fixtures/deploy/invalid-compose.yml', import.meta.url).pathname
 const STACK = composeFiles().find((f) => basename(f) === 'docker-compose.yml') as string
@@ -219,4 +222,44 @@ t.test('parseServices reads normalized compose output', async (t) => {
   ].join('\n'))
   t.same([...parsed.keys()], ['a'])
   t.same(parsed.get('a'), { environment: { QUOTED: "it's", DOUBLE: 'x', EMPTY: '' }, aliases: ['pool'], scalars: { stop_grace_period: '3m' } })
+})
+
+/** The variables a compose file requires: `${VAR:?message}`, without which compose refuses to start. */
+const required = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/\$\{(\w+):\?/g)].map((m) => m[1] as string)
+
+/** The sh block of `doc` that brings the stack up, as a copy-paste: its lines. */
+function quickStart (doc: string): string[] {
+  const text = readFileSync(new URL(`../../${doc}`, import.meta.url), 'utf8')
+  const block = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.includes('docker-compose.yml up -d --build'))
+  return (block ?? '').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'))
+}
+
+t.test('the compose quick start (README, docs/compose.md) names what compose requires, and its setup is enough for compose', async (t) => {
+  const needed = [...new Set(composeFiles().flatMap(required))]
+  t.ok(needed.includes('EDGE_API_REDIS_PASSWORD'), `the stack requires the store's password (all required: ${needed.join(', ')})`)
+  for (const doc of ['README.md', 'docs/compose.md']) {
+    const lines = quickStart(doc)
+    t.ok(lines.length >= 3, `${doc} has the quick start`)
+    for (const name of needed) t.ok(lines.some((l) => l.includes(`${name}=`)), `${doc}: the quick start sets ${name}`)
+  }
+  if (!requireTool(t, 'docker-compose', 'the quick start\'s check') || !requireTool(t, 'openssl', 'the quick start\'s password')) return
+  // Its setup lines (before `docker compose ... up`), run as pasted in a checkout, with nothing else set.
+  const setup = quickStart('README.md').filter((l) => !/^(docker|curl)\b/.test(l))
+  for (const [what, lines] of [['the quick start', setup], ['config.env.example alone', setup.slice(0, 1)]] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'edge-quick-start-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    copyFileSync(CONFIG_EXAMPLE, join(dir, 'config.env.example'))
+    const ran = spawnSync('sh', ['-ec', lines.join('\n')], { cwd: dir, env: cleanEnv(), encoding: 'utf8' })
+    t.equal(ran.status, 0, `${what}: ${ran.stderr}`)
+    const run = composeConfig(STACK, { envFile: join(dir, 'config.env'), quiet: true })
+    if (what === 'the quick start') {
+      t.equal(run.status, 0, `then docker-compose config accepts the stack: ${run.stderr}`)
+      const services = parseServices(composeConfig(STACK, { envFile: join(dir, 'config.env') }).stdout)
+      t.match(services.get('valkey')?.environment.EDGE_API_REDIS_PASSWORD, /^[0-9a-f]{64}$/, 'the store gets the generated password')
+      t.equal(services.get('edge-api-1')?.environment.EDGE_API_REDIS_PASSWORD, services.get('valkey')?.environment.EDGE_API_REDIS_PASSWORD, 'and the replicas the same')
+    } else {
+      t.not(run.status, 0, 'without it compose refuses the stack')
+      t.match(run.stderr, /EDGE_API_REDIS_PASSWORD/, 'naming the variable')
+    }
+  }
 })
