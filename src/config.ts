@@ -3,6 +3,7 @@ import { readChainSettings, type ChainSettings } from './config/chain-settings.j
 import { readListenerSettings, type ListenerSettings } from './config/listener-settings.js'
 import { settingReader, type SettingReader } from './config/setting-reader.js'
 import { readStoreSettings, type StoreSettings } from './config/store-settings.js'
+import { readVerificationSettings, type VerificationSettings } from './config/verification-settings.js'
 import { readWaitingLimits, type WaitingLimits } from './config/waiting-settings.js'
 import { formatDuration } from './duration.js'
 import { readEdgeSettings, type EdgeSettings } from './edge-settings.js'
@@ -68,7 +69,15 @@ export const SETTINGS = {
   EDGE_API_RATE_LIMIT: { default: 'off' },
   /** Held long-polls and event streams, counted together, open at once per client and on the replica (docs/waiting.md). */
   EDGE_API_WAITING_PER_CLIENT: { default: '1024' },
-  EDGE_API_WAITING_MAX: { default: '10000' }
+  EDGE_API_WAITING_MAX: { default: '10000' },
+  // Verified reads (src/config/verification-settings.ts, docs/verified-reads.md).
+  /** off, headers, answers or strict; anything but off needs the trust root below. */
+  EDGE_API_VERIFICATION: { default: 'off' },
+  /** The trust root: a header's height and hash, from a source other than the nodes verified. */
+  EDGE_API_TRUST_HEIGHT: { unset: 'none' },
+  EDGE_API_TRUST_HASH: { unset: 'none' },
+  /** How long a verified header vouches for what follows; below the chain's 21-day unbonding period. */
+  EDGE_API_TRUSTING_PERIOD: { default: '336h' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -104,6 +113,8 @@ export interface Config extends ListenerSettings, ChainSettings, StoreSettings {
   readonly edge: EdgeSettings
   /** The caps of held long-polls and event streams together (src/config/waiting-settings.ts). */
   readonly waiting: WaitingLimits
+  /** Verified reads: the mode, the trust root, the trusting period (src/config/verification-settings.ts). */
+  readonly verification: VerificationSettings
   /** Things the operator should know about how the config was read (logged at boot). */
   readonly warnings: readonly string[]
 }
@@ -124,6 +135,7 @@ export function loadConfig (env: Env): Config {
     ...readStoreSettings(settings),
     edge: readEdgeSettings(settings),
     waiting: readWaitingLimits(settings),
+    verification: readVerificationSettings(settings, warnings),
     warnings
   }
 }

@@ -32,6 +32,7 @@ t.test('defaults', async (t) => {
     redisTimeoutMs: 10,
     edge: { trustedProxies: [], corsOrigins: '*', blockedRoutes: [], rateLimit: undefined },
     waiting: { perClient: 1024, perReplica: 10_000 },
+    verification: { mode: 'off', trustRoot: undefined, trustingPeriodMs: 14 * 24 * 3600 * 1000 },
     warnings: []
   })
 })

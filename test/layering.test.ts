@@ -12,7 +12,7 @@ import t from 'tap'
 /** From the bottom up; each entry a top-level file (without .ts) or directory of src/. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['named-error', 'errors', 'byte-size', 'duration', 'build-info', 'bounded-limit', 'fair-queue', 'clock', 'wire'],
-  ['cometbft', 'verify', 'chain'],
+  ['cometbft', 'verify', 'chain', 'light'],
   ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'edge-settings', 'logger'],
   ['shared'],
   ['metrics'],

@@ -48,3 +48,8 @@ function daysInMonth (year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28
   return [4, 6, 9, 11].includes(month) ? 30 : 31
 }
+
+/** The time as nanoseconds since 1970, exactly: what light-client time checks compare. */
+export function timestampNanos (time: Timestamp): bigint {
+  return BigInt(time.seconds) * 1_000_000_000n + BigInt(time.nanos)
+}

@@ -57,6 +57,36 @@ export interface Commit {
   readonly signatures: readonly CommitSig[]
 }
 
+/** version.Consensus: the block and app protocol versions a header names. */
+export interface ConsensusVersion {
+  readonly block: bigint
+  readonly app: bigint
+}
+
+/** types.Header: every field its hash commits to (src/light/header-hash.ts). Hashes are empty or 32 bytes. */
+export interface Header {
+  readonly version: ConsensusVersion
+  readonly chainId: string
+  readonly height: bigint
+  readonly time: Timestamp
+  readonly lastBlockId: BlockId
+  readonly lastCommitHash: Uint8Array
+  readonly dataHash: Uint8Array
+  readonly validatorsHash: Uint8Array
+  readonly nextValidatorsHash: Uint8Array
+  readonly consensusHash: Uint8Array
+  readonly appHash: Uint8Array
+  readonly lastResultsHash: Uint8Array
+  readonly evidenceHash: Uint8Array
+  readonly proposerAddress: Uint8Array
+}
+
+/** types.SignedHeader: a header and the commit for it (from the next block's last_commit, or RPC /commit). */
+export interface SignedHeader {
+  readonly header: Header
+  readonly commit: Commit
+}
+
 /** The header fields Header.ValidateBasic checks, besides its hashes. */
 export interface HeaderBasics {
   readonly blockProtocol: bigint

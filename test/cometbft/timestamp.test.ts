@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseTimestamp, ZERO_TIME } from '../../src/cometbft/timestamp.js'
+import { parseTimestamp, timestampNanos, ZERO_TIME } from '../../src/cometbft/timestamp.js'
 
 t.test('RFC 3339 to the nanosecond', async (t) => {
   t.same(parseTimestamp('1970-01-01T00:00:00Z'), { seconds: 0, nanos: 0 })
@@ -23,4 +23,9 @@ t.test('anything else is refused', async (t) => {
   ]) {
     t.equal(parseTimestamp(bad), undefined, JSON.stringify(bad))
   }
+})
+
+t.test('timestampNanos: exact nanoseconds since 1970, before it negative', async (t) => {
+  t.equal(timestampNanos({ seconds: 1_767_225_600, nanos: 123_456_789 }), 1_767_225_600_123_456_789n)
+  t.equal(timestampNanos(ZERO_TIME), -62_135_596_800_000_000_000n)
 })

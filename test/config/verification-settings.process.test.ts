@@ -1,0 +1,34 @@
+import t from 'tap'
+import { startMain } from '../../harness/main-process.js'
+
+// The verification settings refused by a real process (node dist/main.js, as deployed): exit 1
+// and one log line naming the variable; and a mode this build cannot act on yet is logged as
+// a warning at boot, so no operator believes answers are verified. Needs npm run build.
+
+t.setTimeout(120_000)
+const HASH = 'F740121F553B5418C3EFBD343C2DBFE9E007BB67B0D020A0741374BAB65242A4'
+const NODE = { CHAIN_REST_URL: 'http://127.0.0.1:1' }
+
+t.test('a bad verification setting: exit 1 with one line naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, string, RegExp]> = [
+    [{ EDGE_API_TRUSTING_PERIOD: '504h' }, 'EDGE_API_TRUSTING_PERIOD', /^EDGE_API_TRUSTING_PERIOD="504h" is invalid: must be greater than 0 and below the chain's unbonding period, 504h \(21 days\)/],
+    [{ EDGE_API_VERIFICATION: 'headers' }, 'EDGE_API_TRUST_HEIGHT', /^EDGE_API_TRUST_HEIGHT is required when EDGE_API_VERIFICATION=headers/],
+    [{ EDGE_API_VERIFICATION: 'answers', EDGE_API_TRUST_HEIGHT: '7' }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH is required when EDGE_API_VERIFICATION=answers/],
+    [{ EDGE_API_TRUST_HASH: 'abc' }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH="abc" is invalid: must be a header hash: 64 hex digits/]
+  ]
+  await Promise.all(cases.map(async ([env, variable, message]) => {
+    const main = startMain({ ...NODE, ...env })
+    const { code } = await main.exited
+    t.equal(code, 1, `${variable}: exit 1`)
+    t.equal(main.lines.length, 1, `${variable}: one log line`)
+    t.match(main.lines[0], { level: 60, variable, msg: message })
+  }))
+})
+
+t.test('a mode with its root boots, warning that answers are not verified yet', async (t) => {
+  const main = startMain({ ...NODE, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_VERIFICATION: 'strict', EDGE_API_TRUST_HEIGHT: '7', EDGE_API_TRUST_HASH: HASH })
+  t.teardown(() => main.child.kill('SIGKILL'))
+  const warning = await main.waitFor('configuration warning')
+  t.match(warning, { level: 40, warning: /^EDGE_API_VERIFICATION=strict: this build checks the trust root's form only/ })
+  await main.waitFor('listening')
+})

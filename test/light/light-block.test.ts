@@ -1,0 +1,14 @@
+import t from 'tap'
+import { trustedStateOf } from '../../src/light/light-block.js'
+import { honestChain } from '../fixtures/light/test-chain.js'
+import { testSigners } from '../fixtures/verify/signed-commit.js'
+
+t.test('a verified block is trusted with its header and the set it names as the next', async (t) => {
+  const first = testSigners('a', [1n])
+  const second = testSigners('b', [1n])
+  const [block] = honestChain([first, second])
+  const state = trustedStateOf(block as NonNullable<typeof block>)
+  t.equal(state.header, block?.signedHeader.header)
+  t.equal(state.nextValidators, block?.nextValidators)
+  t.same(state.nextValidators.validators.map((v) => v.pubKey), second.map((s) => s.pubKey), 'the next set, not its own')
+})
