@@ -1,4 +1,4 @@
-import { ics23, iavlSpec, tendermintSpec, verifyMembership } from '@confio/ics23'
+import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from '@confio/ics23'
 import { decompress } from '@confio/ics23/build/compress.js'
 import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
 import { keyPathToKeys } from './key-path.js'
@@ -38,9 +38,25 @@ interface Operator {
 
 /**
  * Verifies that `value` is stored under `keyPath` in the state whose root is `root` (the app
- * hash). Throws ProofError with the message the Go service gave.
+ * hash): CometBFT's ProofRuntime.VerifyValue. Throws ProofError with the message the Go
+ * service gave.
  */
 export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath: string, value: Uint8Array): void {
+  verifyChain(ops, root, keyPath, value)
+}
+
+/**
+ * Verifies that nothing is stored under `keyPath` in the state whose root is `root`:
+ * CometBFT's ProofRuntime.VerifyAbsence. The first op is a non-existence proof (its
+ * neighbours' existence proofs, adjacent in the tree, on either side of the key); the
+ * others prove its root as a value, as in verifyValue.
+ */
+export function verifyAbsence (ops: readonly ProofOp[], root: Uint8Array, keyPath: string): void {
+  verifyChain(ops, root, keyPath, undefined)
+}
+
+/** ProofOperators.Verify: each op consumes the path's last unconsumed key; undefined `value` asks for absence. */
+function verifyChain (ops: readonly ProofOp[], root: Uint8Array, keyPath: string, value: Uint8Array | undefined): void {
   const operators = ops.map(decodeOperator)
   let keys: Uint8Array[]
   try {
@@ -61,6 +77,8 @@ export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath:
     }
     leaf = run(op, leaf)
   })
+  // Go indexes args[0] here, which panics for an absence with no ops: nothing proved it.
+  if (leaf === undefined) throw new ProofError('no proof operators: nothing proves the key absent')
   if (!Buffer.from(root).equals(leaf)) {
     throw new ProofError(`calculated root hash is invalid: expected ${hexUpper(root)} but got ${hexUpper(leaf)}`)
   }
@@ -81,15 +99,17 @@ function decodeOperator (op: ProofOp, i: number): Operator {
   return { key: op.key, spec, proof }
 }
 
-/** The SDK's CommitmentOp.Run with one argument: the root this op proves `value` under. */
-function run (op: Operator, value: Uint8Array): Uint8Array {
+/** The SDK's CommitmentOp.Run: the root this op proves `value` (or, undefined, the key's absence) under. */
+function run (op: Operator, value: Uint8Array | undefined): Uint8Array {
   let root: Uint8Array
   try {
     root = calculate(op.proof)
   } catch (err) {
     throw new ProofError(`could not calculate root for proof: ${(err as Error).message}: invalid proof`)
   }
-  if (!verifyMembership(op.proof, op.spec, root, op.key, value)) {
+  if (value === undefined) {
+    if (!verifyNonMembership(op.proof, op.spec, root, op.key)) throw new ProofError(`proof did not verify absence of key: ${goString(op.key)}: invalid proof`)
+  } else if (!verifyMembership(op.proof, op.spec, root, op.key, value)) {
     throw new ProofError(`proof did not verify existence of key ${goString(op.key)} with given value ${Buffer.from(value).toString('hex')}: invalid proof`)
   }
   return root
