@@ -36,7 +36,20 @@ t.test('upstream BatchVectorsTestData "invalid 1": a non-existence vector under 
   t.throws(() => { check('ics23:simple', iavl) },
     new ProofError('proof of operation #0 exceeds the ics23:simple spec\'s limits: nonexist.left.path[0].prefix is 37 bytes, the spec allows at most 33'), 'iavl invalid 1: IAVL proof, TendermintSpec')
   const tm = ics23Vector('tendermint', 'nonexist_right')
-  t.throws(() => { check('ics23:iavl', tm) }, new ProofError(`proof did not verify absence of key: ${tm.key.toString()}: invalid proof`), 'tm invalid 1: Tendermint proof, IavlSpec')
+  // Its leaf prefix is 0x00 alone: no IAVL size or version.
+  t.throws(() => { check('ics23:iavl', tm) },
+    new ProofError('proof of operation #0 does not meet the ics23:iavl spec: left proof, leaf, failed to read IAVL size varint: EOF'), 'tm invalid 1: Tendermint proof, IavlSpec')
+})
+
+t.test('every vector under the other store\'s spec: refused before any hashing, with the reason', async (t) => {
+  const other = { iavl: 'ics23:simple', tendermint: 'ics23:iavl' } as const
+  for (const store of VECTOR_STORES) {
+    for (const name of VECTOR_NAMES) {
+      t.throws(() => { check(other[store], ics23Vector(store, name)) },
+        { name: 'ProofError', message: new RegExp(`^proof of operation #0 (does not meet the ${other[store]} spec|exceeds the ${other[store]} spec's limits): .`) },
+        `${store}/${name} as ${other[store]}`)
+    }
+  }
 })
 
 t.test('upstream BatchVectorsTestData "invalid 2": one tree\'s proof, another tree\'s key, value and root', async (t) => {
