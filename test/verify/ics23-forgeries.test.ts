@@ -3,7 +3,7 @@ import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
 import t from 'tap'
 import { ProofError, verifyAbsence, verifyValue, type ProofOp } from '../../src/verify/ics23-proof.js'
 import { pathEscape } from '../../src/verify/key-path.js'
-import { storeProof, type GatewayProofOps } from '../../harness/chain-simulator/store-proof.js'
+import { keyShiftForgery } from '../fixtures/verify/hostile.js'
 
 // Forged proofs, each refused by the service's verifier with a named reason. Most are
 // self-consistent (their root is the one they imply), so nothing but the check named refuses
@@ -41,24 +41,16 @@ const specRefusal = (type: string, reason: string): ProofError => new ProofError
 const acceptedBy068 = (exist: ics23.IExistenceProof, spec: ics23.IProofSpec): boolean => verifyMembership({ exist }, spec, rootOf(exist), KEY, VALUE)
 
 t.test('the Dragonberry class: an IAVL leaf prefix that swallows part of a real key proves a key the store does not hold', async (t) => {
-  // The store holds "u/" ‖ len(target) ‖ target with a value the writer chose; the target key
-  // (epoch 43's active participants) is not in it. Moving len(real key) ‖ "u/" ‖ len(target)
-  // from the key into the leaf prefix leaves every hash as it was.
+  // The target (epoch 43's active participants) is not in the store; "u/" ‖ len ‖ target is.
   const target = Buffer.concat([Buffer.from('ActiveParticipants/value/'), Buffer.from('000000000000002b', 'hex'), Buffer.from('/')])
-  const real = Buffer.concat([Buffer.from('u/'), Buffer.of(target.length), target])
-  const store = storeProof([{ key: real, value: VALUE, version: 7n }, { key: Buffer.from('Zeta'), value: Buffer.from('z'), version: 3n }], 9n)
-  const [iavlOp, simpleOp] = (store.prove(real) as GatewayProofOps).ops.map((op): ProofOp => ({ type: op.type, key: Buffer.from(op.key, 'base64'), data: Buffer.from(op.data, 'base64') })) as [ProofOp, ProofOp]
-  verifyValue([iavlOp, simpleOp], store.appHash, `/inference/${pathEscape(real)}`, VALUE)
+  const { appHash, real, honest, forged } = keyShiftForgery(target, VALUE)
+  verifyValue(honest, appHash, `/inference/${pathEscape(real)}`, VALUE)
   t.pass('the real key verifies')
-
-  const honest = ics23.CommitmentProof.decode(iavlOp.data).exist as ics23.IExistenceProof
-  const leaf = honest.leaf as ics23.ILeafOp
-  const prefix = Buffer.concat([leaf.prefix as Uint8Array, Buffer.of(real.length), Buffer.from('u/')])
-  // Every field named: a decoded message's defaults live on its prototype, which a spread drops.
-  const forged: ics23.IExistenceProof = { key: target, value: honest.value, path: honest.path, leaf: { hash: leaf.hash, prehashKey: leaf.prehashKey, prehashValue: leaf.prehashValue, length: leaf.length, prefix } }
-  t.same(rootOf(forged), rootOf(honest), 'the forged leaf hashes to the real one')
-  t.ok(verifyMembership({ exist: forged }, iavlSpec, rootOf(honest), target, VALUE), '@confio/ics23 0.6.8 alone proves the target key holds the value')
-  t.throws(() => { verifyValue([{ ...iavlOp, key: target, data: encode({ exist: forged }) }, simpleOp], store.appHash, `/inference/${pathEscape(target)}`, VALUE) },
+  const decoded = (ops: ProofOp[]): ics23.IExistenceProof => ics23.CommitmentProof.decode((ops[0] as ProofOp).data).exist as ics23.IExistenceProof
+  const iavlRoot = rootOf(decoded(honest))
+  t.same(rootOf(decoded(forged)), iavlRoot, 'the forged leaf hashes to the real one')
+  t.ok(verifyMembership({ exist: decoded(forged) }, iavlSpec, iavlRoot, target, VALUE), '@confio/ics23 0.6.8 alone proves the target key holds the value')
+  t.throws(() => { verifyValue(forged, appHash, `/inference/${pathEscape(target)}`, VALUE) },
     specRefusal('ics23:iavl', 'leaf, expected remaining prefix length to be 0, got: 3'))
 })
 
