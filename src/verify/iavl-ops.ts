@@ -2,14 +2,15 @@ import { ics23 } from '@confio/ics23'
 
 // The IAVL op rule, ics23 Go's validateIavlOps (go/ops.go; added after Dragonberry, ecbe025c,
 // 2022-11, "add version changes from sdk"; spelled out in #383, 5bb1b546; the leaf's height 0
-// and size 1 since then). @confio/ics23 0.6.8 predates it and checks only that a leaf's
-// prefix starts with 0x00: the bytes after it were free, so a proof could move the boundary
-// between the prefix and the length-prefixed key and prove a value under a key the tree does
-// not hold (the key a suffix of a real key whose preceding byte is its length). An IAVL node's
-// hash preimage begins with its zigzag varint height, size and version; a leaf's prefix is
-// exactly those three (height 0, size 1), and an inner node's is those three then its left
-// child's length byte (the child comes from the left: 1 byte remains) or the length byte, the
-// 32-byte left hash and the next length byte (from the right: 34 remain). The messages are Go's.
+// and size 1 since #386, 315aa71, after v0.11.0). @confio/ics23 0.6.8 predates it and checks
+// only that a leaf's prefix starts with 0x00: the bytes after it were free, so a proof could
+// move the boundary between the prefix and the length-prefixed key and prove a value under a
+// key the tree does not hold (the key a suffix of a real key whose preceding byte is its
+// length). An IAVL node's hash preimage begins with its zigzag varint height, size and
+// version; a leaf's prefix is exactly those three (height 0, size 1), and an inner node's is
+// those three then its left child's length byte (the child comes from the left: 1 byte
+// remains) or the length byte, the 32-byte left hash and the next length byte (from the right:
+// 34 remain). The messages are Go's.
 
 /** binary.MaxVarintLen64 */
 const MAX_VARINT_BYTES = 10
