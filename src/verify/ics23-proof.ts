@@ -1,6 +1,7 @@
-import { ics23, iavlSpec, tendermintSpec, verifyMembership } from '@confio/ics23'
+import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from '@confio/ics23'
 import { decompress } from '@confio/ics23/build/compress.js'
 import { applyInner, applyLeaf } from '@confio/ics23/build/ops.js'
+import { commitmentSpecProblem } from './ics23-spec.js'
 import { keyPathToKeys } from './key-path.js'
 import { proofLimitProblem } from './proof-limits.js'
 import { NamedError } from '../named-error.js'
@@ -9,10 +10,12 @@ import { NamedError } from '../named-error.js'
 // (Cosmos SDK rootmulti.DefaultProofRuntime().VerifyValue): "ics23:iavl" proves the value
 // under its key in the module's IAVL store, giving that store's root; "ics23:simple" proves
 // that root under the module's name in the multistore, giving the app hash. Each op consumes
-// the last unconsumed part of the key path. The hashing and the spec checks are
-// @confio/ics23's; the chaining and every error text are CometBFT's and the SDK's, because
-// the Go service answered them to clients ("proof verification failed: …"). Every op is
-// checked against its spec's limits (proof-limits.ts) before any op is hashed.
+// the last unconsumed part of the key path. The hashing is @confio/ics23's; the chaining and
+// every error text are CometBFT's and the SDK's, because the Go service answered them to
+// clients ("proof verification failed: …"). Before any op is hashed, every op is checked
+// against its spec's limits (proof-limits.ts), then, decompressed, against the spec as ics23
+// Go checks it since Dragonberry (ics23-spec.ts: the IAVL op rule and what else 0.6.8 lacks),
+// each refusal naming its reason; 0.6.8's own checks still run in its verify.
 
 /** One op of a CometBFT ProofOps, bytes already decoded. */
 export interface ProofOp {
@@ -38,9 +41,25 @@ interface Operator {
 
 /**
  * Verifies that `value` is stored under `keyPath` in the state whose root is `root` (the app
- * hash). Throws ProofError with the message the Go service gave.
+ * hash): CometBFT's ProofRuntime.VerifyValue. Throws ProofError with the message the Go
+ * service gave.
  */
 export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath: string, value: Uint8Array): void {
+  verifyChain(ops, root, keyPath, value)
+}
+
+/**
+ * Verifies that nothing is stored under `keyPath` in the state whose root is `root`:
+ * CometBFT's ProofRuntime.VerifyAbsence. The first op is a non-existence proof (its
+ * neighbours' existence proofs, adjacent in the tree, on either side of the key); the
+ * others prove its root as a value, as in verifyValue.
+ */
+export function verifyAbsence (ops: readonly ProofOp[], root: Uint8Array, keyPath: string): void {
+  verifyChain(ops, root, keyPath, undefined)
+}
+
+/** ProofOperators.Verify: each op consumes the path's last unconsumed key; undefined `value` asks for absence. */
+function verifyChain (ops: readonly ProofOp[], root: Uint8Array, keyPath: string, value: Uint8Array | undefined): void {
   const operators = ops.map(decodeOperator)
   let keys: Uint8Array[]
   try {
@@ -61,6 +80,8 @@ export function verifyValue (ops: readonly ProofOp[], root: Uint8Array, keyPath:
     }
     leaf = run(op, leaf)
   })
+  // Go indexes args[0] here, which panics for an absence with no ops: nothing proved it.
+  if (leaf === undefined) throw new ProofError('no proof operators: nothing proves the key absent')
   if (!Buffer.from(root).equals(leaf)) {
     throw new ProofError(`calculated root hash is invalid: expected ${hexUpper(root)} but got ${hexUpper(leaf)}`)
   }
@@ -78,24 +99,30 @@ function decodeOperator (op: ProofOp, i: number): Operator {
   }
   const problem = proofLimitProblem(proof, spec)
   if (problem !== undefined) throw new ProofError(`proof of operation #${i} exceeds the ${op.type} spec's limits: ${problem}`)
-  return { key: op.key, spec, proof }
+  // Within the limits, decompressing only names inner ops already counted.
+  const normal = decompress(proof)
+  const specProblem = commitmentSpecProblem(normal, spec)
+  if (specProblem !== undefined) throw new ProofError(`proof of operation #${i} does not meet the ${op.type} spec: ${specProblem}`)
+  return { key: op.key, spec, proof: normal }
 }
 
-/** The SDK's CommitmentOp.Run with one argument: the root this op proves `value` under. */
-function run (op: Operator, value: Uint8Array): Uint8Array {
+/** The SDK's CommitmentOp.Run: the root this op proves `value` (or, undefined, the key's absence) under. */
+function run (op: Operator, value: Uint8Array | undefined): Uint8Array {
   let root: Uint8Array
   try {
     root = calculate(op.proof)
   } catch (err) {
     throw new ProofError(`could not calculate root for proof: ${(err as Error).message}: invalid proof`)
   }
-  if (!verifyMembership(op.proof, op.spec, root, op.key, value)) {
+  if (value === undefined) {
+    if (!verifyNonMembership(op.proof, op.spec, root, op.key)) throw new ProofError(`proof did not verify absence of key: ${goString(op.key)}: invalid proof`)
+  } else if (!verifyMembership(op.proof, op.spec, root, op.key, value)) {
     throw new ProofError(`proof did not verify existence of key ${goString(op.key)} with given value ${Buffer.from(value).toString('hex')}: invalid proof`)
   }
   return root
 }
 
-/** ics23's CommitmentProof.Calculate (Go): the root implied by the proof alone. */
+/** ics23's CommitmentProof.Calculate (Go, v0.11): the root implied by the (decompressed) proof alone. */
 function calculate (proof: ics23.ICommitmentProof): Uint8Array {
   if (proof.exist != null) return existenceRoot(proof.exist)
   if (proof.nonexist != null) return nonExistenceRoot(proof.nonexist)
@@ -105,7 +132,6 @@ function calculate (proof: ics23.ICommitmentProof): Uint8Array {
     if (first.exist != null) return existenceRoot(first.exist)
     if (first.nonexist != null) return nonExistenceRoot(first.nonexist)
   }
-  if (proof.compressed != null) return calculate(decompress(proof))
   throw new Error('unrecognized proof type')
 }
 
@@ -116,23 +142,15 @@ function nonExistenceRoot (proof: ics23.INonExistenceProof): Uint8Array {
 }
 
 function existenceRoot (proof: ics23.IExistenceProof): Uint8Array {
-  if (proof.leaf == null) throw new Error('existence Proof needs defined LeafOp')
-  // A decoded message has every scalar and repeated field (protobufjs defaults: empty).
+  // A decoded message has every scalar and repeated field (protobufjs defaults: empty), and
+  // the spec check has refused a proof without a leaf, or with a hash or length op other
+  // than the spec's (so neither step below can fail on its ops).
   const { leaf, key, value, path } = proof as { leaf: ics23.ILeafOp, key: Uint8Array, value: Uint8Array, path: ics23.IInnerOp[] }
   if (key.length === 0) throw new Error('leaf, leaf op needs key')
   if (value.length === 0) throw new Error('leaf, leaf op needs value')
-  let hash = step('leaf', () => applyLeaf(leaf, key, value))
-  for (const inner of path) hash = step('inner', () => applyInner(inner, hash))
+  let hash = applyLeaf(leaf, key, value)
+  for (const inner of path) hash = applyInner(inner, hash)
   return hash
-}
-
-/** One hashing step; its failure (an unsupported hash or length op) named as Go names it. */
-function step (name: string, apply: () => Uint8Array): Uint8Array {
-  try {
-    return apply()
-  } catch (err) {
-    throw new Error(`${name}, ${(err as Error).message}`)
-  }
 }
 
 /** Go's string(bytes) as it reaches a client through encoding/json: invalid UTF-8 becomes U+FFFD. */

@@ -1,38 +1,37 @@
-import { readFileSync } from 'node:fs'
 import { ics23 } from '@confio/ics23'
 import { compress } from '@confio/ics23/build/compress.js'
 import t, { type Test } from 'tap'
-import { ProofError, verifyValue, type ProofOp } from '../../src/verify/ics23-proof.js'
+import { ProofError, verifyAbsence, verifyValue, type ProofOp } from '../../src/verify/ics23-proof.js'
 import { pathEscape } from '../../src/verify/key-path.js'
 import { storeProof, type GatewayProofOps } from '../../harness/chain-simulator/store-proof.js'
+import { ics23Vector, type Ics23Vector } from '../fixtures/verify/ics23-vectors.js'
 
-// Public vectors (cosmos/ics23 testdata) for each spec alone, and two-layer proofs built
-// from the specifications (harness/chain-simulator/store-proof.ts) for the chain.
+// Public vectors (cosmos/ics23 testdata, all of them in ics23-vectors.test.ts) for each spec
+// alone, and two-layer proofs built from the specifications (harness/chain-simulator/store-proof.ts)
+// for the chain.
 
-interface Vector { key: string, proof: string, root: string, value: string }
-const vectors = JSON.parse(readFileSync(new URL('../fixtures/verify/ics23-vectors.json', import.meta.url), 'utf8')) as Record<string, Vector>
 const hex = (text: string): Buffer => Buffer.from(text, 'hex')
 
-function single (type: string, v: Vector): { ops: ProofOp[], root: Buffer, path: string, value: Buffer } {
-  return { ops: [{ type, key: hex(v.key), data: hex(v.proof) }], root: hex(v.root), path: `/${pathEscape(hex(v.key))}`, value: hex(v.value) }
+function single (type: string, v: Ics23Vector): { ops: ProofOp[], root: Buffer, path: string, value: Buffer } {
+  return { ops: [{ type, key: v.key, data: v.proof }], root: v.root, path: `/${pathEscape(v.key)}`, value: v.value ?? Buffer.alloc(0) }
 }
 const fails = (t: Test, run: () => void, message: string, name = message): void => { t.throws(run, new ProofError(message), name) }
 
 t.test('cosmos/ics23 vectors: IavlSpec for ics23:iavl, TendermintSpec for ics23:simple', async (t) => {
-  for (const [type, name] of [['ics23:iavl', 'iavl_exist_left'], ['ics23:simple', 'tendermint_exist_middle']] as const) {
-    const v = single(type, vectors[name] as Vector)
+  for (const [type, store, name] of [['ics23:iavl', 'iavl', 'exist_left'], ['ics23:simple', 'tendermint', 'exist_middle']] as const) {
+    const v = single(type, ics23Vector(store, name))
     verifyValue(v.ops, v.root, v.path, v.value)
-    t.pass(name)
+    t.pass(`${store}/${name}`)
   }
-  // IavlSpec refuses a simple merkle proof (its one-byte inner prefixes are too short for IAVL).
-  const simple = single('ics23:iavl', vectors.tendermint_exist_middle as Vector)
+  // IavlSpec refuses a simple merkle proof: its leaf prefix (0x00) holds no IAVL size or version.
+  const simple = single('ics23:iavl', ics23Vector('tendermint', 'exist_middle'))
   fails(t, () => verifyValue(simple.ops, simple.root, simple.path, simple.value),
-    'proof did not verify existence of key Q34emvo9DqEXW52RWR85 with given value 76616c75655f666f725f513334656d766f39447145585735325257523835: invalid proof')
+    'proof of operation #0 does not meet the ics23:iavl spec: leaf, failed to read IAVL size varint: EOF')
 })
 
 t.test('a non-existence proof proves nothing exists: membership fails', async (t) => {
-  const v = single('ics23:iavl', vectors.iavl_nonexist_middle as Vector)
-  fails(t, () => verifyValue(v.ops, v.root, v.path, Buffer.from('x')), `proof did not verify existence of key ${hex((vectors.iavl_nonexist_middle as Vector).key).toString('utf8')} with given value 78: invalid proof`)
+  const v = single('ics23:iavl', ics23Vector('iavl', 'nonexist_middle'))
+  fails(t, () => verifyValue(v.ops, v.root, v.path, Buffer.from('x')), `proof did not verify existence of key ${(v.ops[0] as ProofOp).key.toString()} with given value 78: invalid proof`)
 })
 
 // The ActiveParticipants entry of epoch 42 in a store of five entries, under a multistore of eight modules.
@@ -54,6 +53,34 @@ t.test('the chain\'s two-layer proof: the value in the module\'s IAVL tree, that
     verifyValue(ops(store.prove(other.key)), store.appHash, `/inference/${pathEscape(other.key)}`, other.value)
   }
   t.pass('so does every other entry of the store')
+})
+
+t.test('absence: a non-existence proof of the IAVL store (adjacent neighbours), then the multistore op', async (t) => {
+  // The store's keys in order: "ActiveParticipants/value/\0", KEY, "Model/x", "Zeta", "a".
+  const existOf = (key: string | Buffer): ics23.IExistenceProof =>
+    ics23.CommitmentProof.decode(Buffer.from((store.prove(Buffer.from(key)) as GatewayProofOps).ops[0]?.data as string, 'base64')).exist as ics23.IExistenceProof
+  const simpleOp = ops()[1] as ProofOp
+  const absent = (key: string, left?: string | Buffer, right?: string | Buffer): ProofOp[] => [{
+    type: 'ics23:iavl',
+    key: Buffer.from(key),
+    data: ics23.CommitmentProof.encode({ nonexist: { key: Buffer.from(key), left: left === undefined ? null : existOf(left), right: right === undefined ? null : existOf(right) } }).finish()
+  }, simpleOp]
+  const verify = (proof: ProofOp[], key: string, root: Uint8Array = store.appHash): void => { verifyAbsence(proof, root, `/inference/${pathEscape(Buffer.from(key))}`) }
+  verify(absent('N', 'Model/x', 'Zeta'), 'N')
+  verify(absent('0', undefined, 'ActiveParticipants/value/\u0000'), '0')
+  verify(absent('b', 'a'), 'b')
+  t.pass('between two neighbours, left of the leftmost, right of the rightmost')
+
+  const refused = (message: string): ProofError => new ProofError(`proof did not verify absence of key: ${message}: invalid proof`)
+  t.throws(() => { verify(absent('N', KEY, 'Zeta'), 'N') }, refused('N'), 'neighbours that are not adjacent ("Model/x" lies between)')
+  t.throws(() => { verify(absent('Model/x', KEY, 'Zeta'), 'Model/x') }, refused('Model/x'), 'a key that is present, between non-adjacent neighbours')
+  t.throws(() => { verify(absent('N', undefined, 'Zeta'), 'N') }, refused('N'), 'no left neighbour, and the right one is not the leftmost')
+  t.throws(() => { verify(absent('N', 'Model/x'), 'N') }, refused('N'), 'no right neighbour, and the left one is not the rightmost')
+  t.throws(() => { verify(absent('Zeta', 'Model/x', 'Zeta'), 'Zeta') }, refused('Zeta'), 'the key is its right neighbour')
+  const appHash = Buffer.from(store.appHash)
+  appHash[0] = (appHash[0] as number) ^ 1
+  t.throws(() => { verify(absent('N', 'Model/x', 'Zeta'), 'N', appHash) }, /^calculated root hash is invalid/, 'another app hash')
+  t.throws(() => { verifyAbsence([], store.appHash, '/x') }, new ProofError('no proof operators: nothing proves the key absent'), 'no ops at all')
 })
 
 t.test('tampering with one byte fails with the Go message', async (t) => {
@@ -101,11 +128,12 @@ t.test('the root a proof implies (Go\'s CommitmentProof.Calculate), and its erro
     verifyValue([{ type: 'ics23:iavl', key: KEY, data: ics23.CommitmentProof.encode(p).finish() }], store.appHash, `/inference/${pathEscape(KEY)}`, value)
   const calculation = (message: string): string => `could not calculate root for proof: ${message}: invalid proof`
   fails(t, () => run({}), calculation('unrecognized proof type'), 'an empty proof')
-  fails(t, () => run({ exist: { ...exist, leaf: null } }), calculation('existence Proof needs defined LeafOp'))
+  const spec = (message: string): string => `proof of operation #0 does not meet the ics23:iavl spec: ${message}`
+  fails(t, () => run({ exist: { ...exist, leaf: null } }), spec('existence Proof needs defined LeafOp'), 'no leaf: refused by the spec check, before any hashing')
   fails(t, () => run({ exist: { ...exist, key: new Uint8Array() } }), calculation('leaf, leaf op needs key'))
   fails(t, () => run({ exist: { ...exist, value: new Uint8Array() } }), calculation('leaf, leaf op needs value'))
-  fails(t, () => run({ exist: { ...exist, leaf: { ...exist.leaf, hash: 7 as ics23.HashOp } } }), calculation('leaf, Unsupported hashop: 7'))
-  fails(t, () => run({ exist: { ...exist, path: [{ ...exist.path?.[0], hash: 9 as ics23.HashOp }] } }), calculation('inner, Unsupported hashop: 9'))
+  fails(t, () => run({ exist: { ...exist, leaf: { ...exist.leaf, hash: 7 as ics23.HashOp } } }), spec('leaf, unexpected HashOp: 7'), 'a hash op ics23 does not know: refused by the spec check')
+  fails(t, () => run({ exist: { ...exist, path: [{ ...exist.path?.[0], hash: 9 as ics23.HashOp }] } }), spec('inner, unexpected HashOp: 9'))
   fails(t, () => run({ nonexist: { key: KEY } }), calculation('nonexistence proof has empty Left and Right proof'))
   fails(t, () => run({ batch: { entries: [] } }), calculation('batch proof has empty entry'))
   fails(t, () => run({ batch: { entries: [{}] } }), calculation('unrecognized proof type'), 'a batch entry with neither proof')

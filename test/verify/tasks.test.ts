@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { pathEscape } from '../../src/verify/key-path.js'
 import { checkCommit, parseBlockBody, verifyProof } from '../../src/verify/tasks.js'
 import { signedCommit, testSigners } from '../fixtures/verify/signed-commit.js'
+import { ics23Vector } from '../fixtures/verify/ics23-vectors.js'
 
 // The worker's tasks, run inline here (test/verify/workers.test.ts runs them in the thread).
 
@@ -50,8 +50,7 @@ t.test('verifyProof: a proof that does not verify is an outcome with the Go runt
   t.same(verifyProof({ ops: [{ type: 'ics23:nope', key: new Uint8Array(), data: new Uint8Array() }], root: new Uint8Array(), keyPath: '/x', value: new Uint8Array([1]) }),
     { ok: false, error: 'decoding proof: decoding a proof operator: unrecognized proof type ics23:nope' })
   t.same(verifyProof({ ops: [], root: new Uint8Array([1]), keyPath: '/x', value: new Uint8Array([1]) }), { ok: false, error: 'keypath not consumed all' })
-  const v = (JSON.parse(readFileSync(new URL('../fixtures/verify/ics23-vectors.json', import.meta.url), 'utf8')) as Record<string, Record<string, string>>).iavl_exist_left as Record<string, string>
-  const hex = (text: string | undefined): Buffer => Buffer.from(text as string, 'hex')
-  t.same(verifyProof({ ops: [{ type: 'ics23:iavl', key: hex(v.key), data: hex(v.proof) }], root: hex(v.root), keyPath: `/${pathEscape(hex(v.key))}`, value: hex(v.value) }),
+  const v = ics23Vector('iavl', 'exist_left')
+  t.same(verifyProof({ ops: [{ type: 'ics23:iavl', key: v.key, data: v.proof }], root: v.root, keyPath: `/${pathEscape(v.key)}`, value: v.value as Buffer }),
     { ok: true, value: undefined })
 })

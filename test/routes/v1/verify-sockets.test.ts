@@ -5,7 +5,7 @@ import { request } from 'undici'
 import { buildTestApp } from '../../fixtures/app.js'
 import { HEAVY_HEIGHT, HUNDRED_COMMIT_BLOCK, LARGE_COMMIT_BLOCK, MAX_TOTAL_VOTING_POWER, setAt, signedBlockAnswer } from '../../../harness/chain-simulator/data/commits.js'
 import { CURRENT_EPOCH, VERIFIABLE_EPOCH } from '../../../harness/chain-simulator/data/epochs.js'
-import { amplifiedProofBody, deepArrayBody, deepBlockBody } from '../../fixtures/verify/hostile.js'
+import { amplifiedProofBody, deepArrayBody, deepBlockBody, keyShiftForgeryBody } from '../../fixtures/verify/hostile.js'
 import { until } from '../../../harness/wait.js'
 import { workers } from '../../../src/verify/workers.js'
 
@@ -114,6 +114,14 @@ t.test('a 19 KB proof asking for 45 MB of hashing: 400 before any hashing, /heal
       'compressed.lookup_inners[0].prefix is 10240 bytes, the spec allows at most 45'
   })
   t.ok(slowest < HEALTHZ_BOUND_MS, `slowest /healthz meanwhile: ${slowest.toFixed(1)} ms (proof answered in ${res.ms.toFixed(1)} ms)`)
+})
+
+t.test('a Dragonberry-class forged proof (its hashes all real, the key boundary moved into the leaf prefix): 400 with the reason', async (t) => {
+  const res = await post('/v1/verify-proof', keyShiftForgeryBody(CURRENT_EPOCH))
+  t.equal(res.status, 400)
+  t.same(JSON.parse(res.body), {
+    message: 'proof verification failed: proof of operation #0 does not meet the ics23:iavl spec: leaf, expected remaining prefix length to be 0, got: 3'
+  })
 })
 
 t.test('bodies nested thousands deep are 400 at once, never left unanswered or a 500', async (t) => {
