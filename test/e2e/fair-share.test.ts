@@ -21,6 +21,7 @@ import { p99, politeBesideHeavy, politeBound, type PoliteBesideHeavy } from '../
 import { freePorts } from '../../harness/ports.js'
 import { spawnMain } from '../../harness/main-process.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
 
 const ALONE_S = 3
 const BESIDE_S = 4
@@ -31,7 +32,7 @@ t.setTimeout(240_000)
 async function heavyClient (t: Test, origin: string, address: string | undefined, connections: number, seconds: number, asClients?: number): Promise<HeavyTotals> {
   const heavy = startHeavyClient(origin, connections, seconds, address, asClients)
   t.teardown(() => heavy.child.kill('SIGKILL'))
-  return heavy.totals
+  return await within(heavy.totals, `the heavy client's totals after its ${seconds} s`, (seconds + 60) * 1000)
 }
 
 /**

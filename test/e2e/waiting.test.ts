@@ -7,6 +7,7 @@ import { Router } from '../../harness/haproxy.js'
 import { DIST_MAIN, Replica } from '../../harness/replica.js'
 import { freePorts } from '../../harness/ports.js'
 import { openSse } from '../fixtures/sse-client.js'
+import { within } from '../../harness/deadline.js'
 
 // Issue 42's promise: a rolling replacement of three replicas behind the router (HAProxy, the
 // deployed template) while long-pollers and event-stream clients follow a chain that moves a
@@ -109,7 +110,7 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
     const old = replicas[index] as Replica
     const signalled = performance.now()
     old.signal('SIGTERM')
-    const { code } = await old.exited
+    const { code } = await within(old.exited, `replica ${index + 1} exited after SIGTERM`, BUDGET_MS + 30_000)
     const tookMs = performance.now() - signalled
     if (code !== 0) t.comment(JSON.stringify(old.lines.filter((l) => (l.level as number) >= 40 || /listener|drain|shutdown/.test(l.msg as string)).slice(-8)))
     t.equal(code, 0, `replica ${index + 1} exited 0`)
@@ -118,7 +119,7 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
     const fresh = new Replica(options(old.port))
     replicas[index] = fresh
     started.push(fresh)
-    await router.waitFor(`edgeapi${index + 1}`, 'UP', performance.now())
+    await within(router.waitFor(`edgeapi${index + 1}`, 'UP', performance.now()), `the router marking the new edgeapi${index + 1} UP`)
   }
   await pause(8000)
   const last = sim.clock.height
