@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { PARTICIPANTS } from './chain-simulator/data/participants.js'
+import { within } from './deadline.js'
 import { startHeavyClient, type HeavyTotals } from './heavy-client.js'
 
 // Issue 41's scenario, shared by its test (test/e2e/fair-share.test.ts) and benchmark 16: twenty
@@ -37,17 +38,17 @@ export async function politeBesideHeavy (origin: string, connections: number, al
   const polite = spawn('nice', ['-n', '-10', process.execPath, POLITE_CLIENTS, origin, String(POLITE), String(POLITE_HZ), String(aloneS), String(besideS), ...accounts], { stdio: ['pipe', 'pipe', 'inherit'] })
   onChild(() => polite.kill('SIGKILL'))
   const lines = createInterface({ input: polite.stdout })[Symbol.asyncIterator]()
-  const alone = JSON.parse((await lines.next()).value as string) as Phase
+  const alone = JSON.parse((await within(lines.next(), 'the polite clients\' phase alone', (aloneS + 30) * 1000)).value as string) as Phase
   // Past the polite clients' end by well over a second: its thousands of connections closing at
   // once cost the replica a stall of ~100 ms (measured), which is not what is measured here.
   const heavy = startHeavyClient(origin, connections, besideS + 2.5)
   onChild(() => heavy.child.kill('SIGKILL'))
   // Measured once its connections are open and each answered: the storm of thousands of
   // connections at once is the kernel's (the replica measured idle through most of it), apart.
-  await heavy.ready
+  await within(heavy.ready, 'every connection of the heavy client answered once', 60_000)
   polite.stdin.write('go\n')
-  const beside = JSON.parse((await lines.next()).value as string) as Phase
-  return { alone, beside, heavy: await heavy.totals }
+  const beside = JSON.parse((await within(lines.next(), 'the polite clients\' phase beside the heavy one', (besideS + 30) * 1000)).value as string) as Phase
+  return { alone, beside, heavy: await within(heavy.totals, 'the heavy client\'s totals', 30_000) }
 }
 
 /** The 99th percentile of `ms`. */

@@ -14,6 +14,7 @@ import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 import { LogLines } from '../../harness/log-lines.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
 
 // A real browser's EventSource (Debian's chromium, headless, driven over the DevTools
 // protocol) follows /v1/events through a replica's drain: the stream ends, the browser
@@ -53,7 +54,7 @@ t.test('a browser\'s EventSource resumes across a replica\'s drain from Last-Eve
     req.on('close', () => upstream.destroy())
     upstream.end()
   }).listen(0, '127.0.0.1')
-  await new Promise((resolve) => front.once('listening', resolve))
+  await within(new Promise((resolve) => front.once('listening', resolve)), 'the front listening')
   const origin = `http://127.0.0.1:${(front.address() as { port: number }).port}`
   const profile = mkdtempSync(join(tmpdir(), 'edge-chromium-'))
   const browser = spawn('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -80,9 +81,9 @@ t.test('a browser\'s EventSource resumes across a replica\'s drain from Last-Eve
     return page !== undefined
   }, 'the page', { timeoutMs: 30_000, intervalMs: 100 })
   const socket = new WebSocket((page as { webSocketDebuggerUrl: string }).webSocketDebuggerUrl)
-  await new Promise((resolve, reject) => { socket.onopen = resolve; socket.onerror = reject })
+  await within(new Promise((resolve, reject) => { socket.onopen = resolve; socket.onerror = reject }), 'the DevTools socket open')
   let next = 1
-  const evaluate = async (expression: string): Promise<unknown> => await new Promise((resolve) => {
+  const evaluate = async (expression: string): Promise<unknown> => await within(new Promise((resolve) => {
     const id = next++
     socket.addEventListener('message', function answer (message) {
       const reply = JSON.parse(String(message.data)) as { id: number, result: { result: { value: unknown } } }
@@ -91,7 +92,7 @@ t.test('a browser\'s EventSource resumes across a replica\'s drain from Last-Eve
       resolve(reply.result.result.value)
     })
     socket.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }))
-  })
+  }), `chromium evaluating ${expression}`)
   t.teardown(() => socket.close())
   const seen = async (): Promise<number[]> => await evaluate('window.seen ?? []') as number[]
 

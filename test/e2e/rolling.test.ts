@@ -12,6 +12,7 @@ import { Load, type LoadTotals } from '../fixtures/e2e/load.js'
 import { DIST_MAIN, Replica } from '../../harness/replica.js'
 import { freePorts } from '../../harness/ports.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
 
 // The first promise (README): every replica behind a real HAProxy, rendered from the deployed
 // template, replaced one after another by SIGTERM under continuous load, loses nothing. The
@@ -153,23 +154,23 @@ t.test('rolling replacement behind HAProxy under load loses nothing', async (t) 
     old.signal('SIGTERM')
     const down = router.waitFor(name, 'DOWN', signalled)
     const listenerClosed = old.waitFor((l) => l.msg === 'listener closed', 'listener closed').then(() => performance.now())
-    const { code, signal } = await old.exited
+    const { code, signal } = await within(old.exited, `${name} exited after SIGTERM`, 20_000 + 30_000)
     const exitedAt = performance.now()
     t.equal(code, 0, `${name} (port ${old.port}) exited 0 after SIGTERM${signal === null ? '' : ` (signal ${signal})`}`)
-    const downAt = (await down).at
+    const downAt = (await within(down, `the router marking ${name} DOWN`)).at
     t.ok(downAt < await listenerClosed, `the router marked ${name} DOWN before its listener closed`)
 
     const fresh = new Replica({ port: old.port, chainUrl: stack.chainUrl, announce: '5s', budget: BUDGET })
     replicas[index] = fresh
     stack.started.push(fresh)
     const spawned = performance.now()
-    const up = await router.waitFor(name, 'UP', spawned)
+    const up = await within(router.waitFor(name, 'UP', spawned), `the router marking the new ${name} UP`)
     t.pass(`the router admitted the new ${name} (${up.line.replace(/,.*/, '')})`)
     timings.push(`${name}${index === holder ? ' (held the slow request)' : ''}: DOWN ${((downAt - signalled) / 1000).toFixed(1)}s after SIGTERM, ` +
       `exit 0 after ${((exitedAt - signalled) / 1000).toFixed(1)}s, replacement UP ${((up.at - spawned) / 1000).toFixed(1)}s after spawn`)
   }
 
-  const slowResult = await slow
+  const slowResult = await within(slow, 'the slow request\'s answer')
   await nodeRestart
   const totals = await load.stop()
   const status = await router.serverStatus()
@@ -219,9 +220,9 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   const victim = replicas[holder] as Replica
   const killed = performance.now()
   victim.signal('SIGKILL')
-  t.same(await victim.exited, { code: null, signal: 'SIGKILL' })
-  const down = await router.waitFor(serverName(holder), 'DOWN', killed)
-  const slowResult = await slow
+  t.same(await within(victim.exited, 'the killed replica gone'), { code: null, signal: 'SIGKILL' })
+  const down = await within(router.waitFor(serverName(holder), 'DOWN', killed), 'the router marking the killed replica DOWN')
+  const slowResult = await within(slow, 'the slow request\'s replayed answer')
   // HAProxy writes the access-log line as the stream ends, a moment after the client has its answer.
   await until(() => router.retried.some((line) => line.includes(SLOW_PATH)), 'the replay in the router log', { timeoutMs: 20_000, intervalMs: 50 })
   const replayed = router.retried.filter((line) => line.includes(SLOW_PATH))
@@ -237,7 +238,7 @@ t.test('counter-test: announce 0 and a killed replica, the same harness', async 
   // must see the loss (HAProxy answers 503 when no server is left).
   const rest = replicas.filter((_r, i) => i !== holder)
   for (const r of rest) r.signal('SIGKILL')
-  await Promise.all(rest.map(async (r) => r.exited))
+  await within(Promise.all(rest.map(async (r) => r.exited)), 'the other killed replicas gone')
   await until(() => load.failures >= 10, 'the client to count failures', { intervalMs: 100 })
   const totals = await load.stop()
 

@@ -7,6 +7,7 @@ import { requireTool } from '../fixtures/deploy/tools.js'
 import { Router } from '../../harness/haproxy.js'
 import { freePorts } from '../../harness/ports.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
 
 // The router's per-client limits (compose/router/render.sh), on real HAProxy rendered from
 // the one template, clients from distinct loopback addresses. The replica is a stand-in that
@@ -67,13 +68,13 @@ t.test('a client opening more connections than allowed is refused on those past 
   const open = async (address: string, count: number): Promise<Socket[]> => await Promise.all(Array.from({ length: count }, async () => {
     const socket = connect({ host: '127.0.0.1', port, localAddress: address })
     t.teardown(() => { socket.destroy() })
-    await new Promise((resolve) => socket.once('connect', resolve))
+    await within(new Promise((resolve) => socket.once('connect', resolve)), `a connection from ${address}`)
     return socket
   }))
   const statusOf = async (socket: Socket): Promise<string> => {
     const answer = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk).split(' ')[1] as string)))
     socket.write('GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n')
-    return await answer
+    return await within(answer, 'the status line of an answer on a raw connection')
   }
   // Which two are past the limit is the order HAProxy's threads accepted them in.
   const heavy = await open('127.0.0.4', 7)

@@ -5,6 +5,7 @@ import { requireTool } from '../fixtures/deploy/tools.js'
 import { Router } from '../../harness/haproxy.js'
 import { freePorts } from '../../harness/ports.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
 
 // The router's queue (compose/router/haproxy.cfg.template: per-server maxconn, timeout queue),
 // on a real HAProxy in front of stand-in replicas that hold every request until the test
@@ -157,7 +158,7 @@ t.test('a replica that starts draining strands nothing in the queue: the request
   // /readyz turns 503 (SIGTERM's drain announcement): the router marks the replica DOWN.
   const since = performance.now()
   draining.draining = true
-  await router.waitFor('edgeapi1', 'DOWN', since)
+  await within(router.waitFor('edgeapi1', 'DOWN', since), 'the router marking edgeapi1 DOWN')
   t.equal(await router.queued(), 3, 'the queued requests are still waiting, none answered 503')
 
   // The replica still up frees its slots one by one: the queue drains onto it alone.

@@ -28,16 +28,18 @@ function tap (args) {
     const child = spawn('npx', ['tap', ...args], { stdio: ['inherit', 'pipe', 'inherit'], env })
     let tail = ''
     const failures = new FailureLines()
+    const times = new FileTimes()
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       const text = chunk.toString('utf8')
       tail = (tail + text).slice(-4096)
       failures.read(text)
+      times.read(text)
     })
     child.on('exit', (code) => {
       const summary = [...tail.matchAll(/^# \{ (total: \d+[^}]*)\}/gm)].at(-1)?.[1] ?? ''
       const counts = Object.fromEntries([...summary.matchAll(/(\w+): (\d+)/g)].map(([, key, n]) => [key, Number(n)]))
-      resolve({ code: code ?? 1, counts, failures: failures.lines })
+      resolve({ code: code ?? 1, counts, failures: failures.lines, times: times.files })
     })
   })
 }
@@ -68,6 +70,31 @@ class FailureLines {
   }
 }
 
+/**
+ * Each test file's wall time, from the line tap's TAP reporter writes for it at the top level
+ * (`ok 12 - test/a.test.ts # time=1234.5ms`): where the suite's time goes (docs/testing.md).
+ */
+class FileTimes {
+  files = []
+  #partial = ''
+
+  read (text) {
+    const lines = (this.#partial + text).split('\n')
+    this.#partial = lines.pop()
+    for (const line of lines) {
+      const file = /^(?:not )?ok \d+ - (\S+) # time=([\d.]+)ms/.exec(line)
+      if (file !== null) this.files.push({ file: file[1], ms: Number(file[2]) })
+    }
+  }
+}
+
+/** The `count` slowest files, slowest first: the suite's budget is 300 s (docs/testing.md). */
+function slowest (files, count = 10) {
+  if (files.length === 0) return
+  const rows = [...files].sort((a, b) => b.ms - a.ms).slice(0, count)
+  process.stdout.write(`\n# the ${rows.length} slowest test files:\n${rows.map(({ file, ms }) => `#   ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}`).join('\n')}\n`)
+}
+
 const asked = process.argv.slice(2)
 
 /** Repeats every failure at the end, where a reader of the last lines sees it. */
@@ -77,11 +104,13 @@ function recap (failures) {
 
 if (asked.some((arg) => !arg.startsWith('-'))) {
   const run = await tap(asked)
+  slowest(run.times)
   recap(run.failures)
   process.exitCode = run.code
 } else {
   const parallel = await tap([...asked, ...ALONE.map((file) => `--exclude=${file}`)])
   const alone = await tap([...asked, '--disable-coverage', '--jobs=1', ...ALONE])
+  slowest([...parallel.times, ...alone.times])
   recap([...parallel.failures, ...alone.failures])
   const total = {}
   for (const counts of [parallel.counts, alone.counts]) for (const [key, n] of Object.entries(counts)) total[key] = (total[key] ?? 0) + n

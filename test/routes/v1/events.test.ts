@@ -51,7 +51,7 @@ t.test('over the cap a 429 with Retry-After', async (t) => {
   const open = await openSse(`${origin}/v1/events`)
   const sameClient = await openSse(`${origin}/v1/events`)
   t.equal(sameClient.status, 429)
-  await sameClient.ended
+  await sameClient.endedWithin('the refused stream')
   const other = await openSse(`${origin}/v1/events`, {}, '127.0.0.2')
   t.equal(other.status, 200, 'another client is served')
   const refused = await fetch(`${origin}/v1/events`)
@@ -77,7 +77,7 @@ t.test('the drain: streams flow through the announce, then each ends within the 
   t.equal(outcome.code, 0)
   const tookMs = Date.now() - startedAt
   t.ok(tookMs < 300 + 5000 + 1000, `every stream ended within the spread (${tookMs} ms)`)
-  await Promise.all(streams.map(async (s) => await s.ended))
+  await Promise.all(streams.map(async (s) => await s.endedWithin('each stream ended by the drain')))
   const retries = streams.map((s) => s.events.at(-1)?.retry as number)
   t.ok(retries.every((r) => r >= 1000 && r <= 5000), `each ended with a retry: of 1-5 s (${retries.join(', ')})`)
   t.ok(new Set(retries).size > 1, 'randomised')
