@@ -135,7 +135,8 @@ class LongPoll {
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
   async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
     const unfollow = this.#options.follower.follow()
-    let stopWatching = (): void => {}
+    // Set in the promise's executor, which runs at once.
+    let stopWatching!: () => void
     const reason = await new Promise<WakeReason>((resolve) => {
       const release = this.waiters.hold(seen, waitMs, resolve)
       this.#options.onHeld?.(this.waiters.size)
