@@ -9,7 +9,8 @@ import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/eve
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
 import { waitingClient, whenGone } from '../../http/long-poll.js'
-import { overCap, type WaitQuota } from '../../http/wait-quota.js'
+import { refuseStream } from '../../http/stream-refusal.js'
+import { OVER_CAP_RETRY_S, overCap, type WaitQuota } from '../../http/wait-quota.js'
 
 // GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable
 // on any replica from Last-Event-ID (docs/waiting.md). Registered beside the other /v1 routes,
@@ -45,7 +46,8 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     // Nothing awaited before the stream is open and its client's leaving handled: a client that
     // leaves at any moment gives back its place, its follow and its timers (whenGone).
     const stream = streams.open(waitingClient(request), cursor, chain.heads.best)
-    if (typeof stream === 'string') throw overCap(stream)
+    // Refused by a cap: a stream that ends with its retry:, which an EventSource comes back from (a 429 ends it for good).
+    if (typeof stream === 'string') return refuseStream(reply, OVER_CAP_RETRY_S, overCap(stream).message)
     whenGone(reply, () => streams.close(stream))
     // Asks the nodes when the head is old; a stream opened before any head is known starts at the first.
     // (ChainHeads.latest never rejects.)

@@ -45,19 +45,21 @@ t.test('a bad Last-Event-ID is a 400', async (t) => {
   t.match(((await res.json()) as { message: string }).message, /must be an event id of this stream: <height> or <height>.<n>/)
 })
 
-t.test('over the cap a 429 with Retry-After', async (t) => {
+t.test('over the cap: 200 text/event-stream with the wait as its retry:, ended (an EventSource comes back; a 429 would end it)', async (t) => {
   const { app } = await buildTestApp(t, { env: { EDGE_API_WAITING_PER_CLIENT: '1', EDGE_API_WAITING_MAX: '2' } })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   const open = await openSse(`${origin}/v1/events`)
   const sameClient = await openSse(`${origin}/v1/events`)
-  t.equal(sameClient.status, 429)
+  t.equal(sameClient.status, 200)
+  t.match(sameClient.headers['content-type'], /^text\/event-stream/)
   await sameClient.ended
+  t.same(sameClient.events, [{ comment: 'too many requests waiting for the chain (long-polls and event streams together: this client is at its limit); retry later', retry: 5000 }], 'why, and the retry:, then its end')
   const other = await openSse(`${origin}/v1/events`, {}, '127.0.0.2')
   t.equal(other.status, 200, 'another client is served')
   const refused = await fetch(`${origin}/v1/events`)
-  t.equal(refused.status, 429)
-  t.equal(refused.headers.get('retry-after'), '5')
-  t.match(((await refused.json()) as { message: string }).message, /too many requests waiting for the chain \(long-polls and event streams together: this replica is at its limit\)/)
+  t.equal(refused.status, 200)
+  t.equal(refused.headers.get('retry-after'), '5', 'Retry-After for clients that read it')
+  t.match(await refused.text(), /^: too many requests waiting for the chain \(long-polls and event streams together: this replica is at its limit\); retry later\nretry: 5000\n\n$/)
   open.close()
   other.close()
 })
