@@ -1,6 +1,6 @@
 import type { ChainEvent, EventCursor } from '../chain/chain-events.js'
 import type { Clock } from '../clock.js'
-import { EventStream, type EventSource } from './event-stream.js'
+import { EventStream, REPLAY_WINDOW, RETRY_MS, type EventSource } from './event-stream.js'
 import type { HeadFollower } from './head-follower.js'
 import type { QuotaRefusal, WaitQuota } from './wait-quota.js'
 
@@ -8,7 +8,8 @@ import type { QuotaRefusal, WaitQuota } from './wait-quota.js'
 // replica with the held long-polls, told of each new head (a stream then catches up to it), kept alive by a heartbeat,
 // ended at its maximum age, and, when the app closes (the drain's listener close), each ended
 // at a random moment within DRAIN_SPREAD_MS with a random retry:, so its clients do not all
-// reconnect at once. One timer ticks for all of them while any is open.
+// reconnect at once. One timer ticks for all of them while any is open. A stream opened before
+// any head is known waits for one (at most FIRST_HEAD_WAIT_MS), then starts at it.
 
 /** A heartbeat comment after this long without a write. */
 export const HEARTBEAT_MS = 15_000
@@ -16,8 +17,14 @@ export const HEARTBEAT_MS = 15_000
 export const TICK_MS = 1000
 /** A stream's age at which it ends (and its client reconnects, to any replica): 10 min ± 10%. */
 export const MAX_AGE_MS = 600_000
-/** A cursor further than this many blocks behind the head is answered event: reset. */
-export const REPLAY_WINDOW = 1000
+export { REPLAY_WINDOW }
+/** A stream opened before the replica knows any head waits this long for one, then ends with its retry:. */
+export const FIRST_HEAD_WAIT_MS = 20_000
+/**
+ * A stream ended (its age, the drain) whose last bytes its client has not taken this long
+ * after is destroyed: a client that stops reading never holds the drain past the stream's end.
+ */
+export const END_FLUSH_MS = 1000
 /** The drain ends the streams over this long, each asking for a retry in 1–5 s. */
 export const DRAIN_SPREAD_MS = 5000
 export const DRAIN_RETRY_MS = { least: 1000, spread: 4000 }
@@ -66,29 +73,29 @@ export class EventStreams {
     this.#options = options
     this.#quota = options.quota
     this.#random = options.random ?? Math.random
-    this.#unsubscribe = options.heads.onHead((head) => this.#rise(head))
+    this.#unsubscribe = options.heads.onHead((head) => this.rise(head))
   }
 
   /**
    * Opens a stream for `client` from `cursor` (none: from the head's events), the head being
-   * `head`; the cap that refused it otherwise. close() it however it ends.
+   * `head` (0: none known yet); the cap that refused it otherwise. close() it however it ends.
    */
   open (client: string, cursor: EventCursor | undefined, head: number): EventStream | QuotaRefusal {
     const refused = this.#quota.take(client)
     if (refused !== undefined) return refused
-    this.#rise(head)
+    this.rise(head)
     const { clock, observer } = this.#options
     const now = clock.now()
-    const from = cursor ?? { height: this.#head - 1, n: Infinity }
-    const stream = new EventStream({ source: this.#options.source, from, now, endsAt: now + MAX_AGE_MS * (0.9 + 0.2 * this.#random()), onEvent: (event) => observer?.sent(event) })
+    const stream = new EventStream({
+      source: this.#options.source,
+      from: cursor,
+      now,
+      endsAt: now + MAX_AGE_MS * (0.9 + 0.2 * this.#random()),
+      onEvent: (event) => observer?.sent(event),
+      onResume: (result) => { if (result === 'reset') observer?.reset(); else observer?.replayed() }
+    })
     this.#open.set(stream, { client, unfollow: this.#options.follower.follow() })
     observer?.opened(this.#open.size)
-    if (cursor !== undefined && this.#head - cursor.height > REPLAY_WINDOW) {
-      stream.reset(this.#head, now)
-      observer?.reset()
-    } else if (cursor !== undefined) {
-      observer?.replayed()
-    }
     // The app is closing: ended at once with its retry:, never a 503 (EventSource would stop for good).
     if (this.#closing) this.#endSpread(stream, 0)
     else this.#catchUp(stream)
@@ -128,14 +135,19 @@ export class EventStreams {
   }
 
   #endSpread (stream: EventStream, spreadMs: number): void {
-    const { clock } = this.#options
     const retryMs = Math.round(DRAIN_RETRY_MS.least + DRAIN_RETRY_MS.spread * this.#random())
-    clock.after(spreadMs * this.#random(), () => {
-      stream.end(retryMs, clock.now())
-    })
+    this.#options.clock.after(spreadMs * this.#random(), () => { this.#end(stream, retryMs) })
   }
 
-  #rise (head: number): void {
+  /** Ends `stream` with `retryMs`; destroyed END_FLUSH_MS later if its client has not taken its end by then. */
+  #end (stream: EventStream, retryMs: number): void {
+    const { clock } = this.#options
+    stream.end(retryMs, clock.now())
+    clock.after(END_FLUSH_MS, () => { if (this.#open.has(stream)) stream.destroy() })
+  }
+
+  /** A head is known: every stream catches up to it (a stream opened before any head starts at it). */
+  rise (head: number): void {
     if (head <= this.#head) return
     this.#head = head
     for (const stream of this.#open.keys()) this.#catchUp(stream)
@@ -152,7 +164,9 @@ export class EventStreams {
     this.#cancelTick = clock.after(TICK_MS, () => {
       const now = clock.now()
       for (const stream of this.#open.keys()) {
-        if (now >= stream.endsAt) stream.end(RETRY_FOR_AGE_MS, now)
+        if (stream.ended) continue
+        if (now >= stream.endsAt) this.#end(stream, RETRY_FOR_AGE_MS)
+        else if (!stream.placed && now - stream.openedAt >= FIRST_HEAD_WAIT_MS) this.#end(stream, RETRY_MS)
         else if (now - stream.lastWriteAt >= HEARTBEAT_MS) stream.heartbeat(now)
       }
       this.#tick()

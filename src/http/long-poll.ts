@@ -46,9 +46,28 @@ export interface LongPollOptions {
   readonly random?: () => number
 }
 
-/** The client a cap counts a request against: who it is from (client-identity.ts: behind trusted proxies, the first untrusted hop). */
+/**
+ * The client a cap counts a request against: who it is from (client-identity.ts: behind trusted
+ * proxies, the first untrusted hop). Taken before any await, and the same key given back as
+ * taken: once the socket is gone, Node reports no address.
+ */
 export function waitingClient (request: FastifyRequest): string {
   return clientOf(request)
+}
+
+/**
+ * Calls `onGone` once the client of `reply` has left (the response's 'close'; at once when it
+ * already has, whose 'close' has then been emitted). Attached before a held request's first
+ * await, so its client may leave at any moment. Returns the function that stops listening.
+ */
+export function whenGone (reply: FastifyReply, onGone: () => void): () => void {
+  const res = reply.raw
+  if (res.destroyed) {
+    onGone()
+    return () => {}
+  }
+  res.once('close', onGone)
+  return () => { res.off('close', onGone) }
 }
 
 /**
@@ -95,17 +114,22 @@ class LongPoll {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
       const ask = waitAsked(request)
       if (ask === undefined) return undefined
+      // Before the first await: whose place it takes, and whether its client leaves meanwhile.
+      const client = waitingClient(request)
+      let gone = false
+      const stopWatching = whenGone(reply, () => { gone = true })
       if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
       const height = await heads.latest() ?? heads.served
+      stopWatching()
+      // A client that left gets no answer built for it (499: nginx's "client closed request").
+      if (gone) return reply.code(499).send()
       const seen = ask.afterHeight ?? (matchesTag(request.headers['if-none-match'], answerTag(request, route, height)) ? height : undefined)
       if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
-      const client = waitingClient(request)
       const refused = this.#quota.take(client)
       if (refused !== undefined) throw overCap(refused)
       countAsWaiting(reply)
       const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
       this.#quota.give(client)
-      // A client that left gets no answer built for it (499: nginx's "client closed request").
       return reason === 'gone' ? reply.code(499).send() : undefined
     }
   }
@@ -113,13 +137,15 @@ class LongPoll {
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
   async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
     const unfollow = this.#options.follower.follow()
-    let release: (() => void) | undefined
+    // Set in the promise's executor, which runs at once.
+    let stopWatching!: () => void
     const reason = await new Promise<WakeReason>((resolve) => {
-      release = this.waiters.hold(seen, waitMs, resolve)
-      reply.raw.once('close', release)
+      const release = this.waiters.hold(seen, waitMs, resolve)
       this.#options.onHeld?.(this.waiters.size)
+      // Synchronous from the check above: its client is still here, or leaves from now on.
+      stopWatching = whenGone(reply, release)
     })
-    reply.raw.off('close', release as () => void)
+    stopWatching()
     unfollow()
     this.#options.onHeld?.(this.waiters.size)
     return reason

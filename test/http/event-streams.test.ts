@@ -1,6 +1,6 @@
 import t from 'tap'
 import { eventsAt, type ChainEvent } from '../../src/chain/chain-events.js'
-import { DRAIN_SPREAD_MS, EventStreams, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/http/event-streams.js'
+import { DRAIN_SPREAD_MS, END_FLUSH_MS, EventStreams, FIRST_HEAD_WAIT_MS, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/http/event-streams.js'
 import type { EventStream } from '../../src/http/event-stream.js'
 import { HeadFollower } from '../../src/http/head-follower.js'
 import { WaitQuota } from '../../src/http/wait-quota.js'
@@ -76,4 +76,44 @@ t.test('a stream whose events cannot be had is closed', async (t) => {
   streams.open('a', undefined, 100)
   await settled()
   t.equal(counts.closed, 1)
+})
+
+t.test('a stream opened before any head waits for one, at most FIRST_HEAD_WAIT_MS, then ends with its retry:', async (t) => {
+  const { streams, rise } = setup()
+  const waiting = streams.open('a', undefined, 0) as EventStream
+  const late = streams.open('b', undefined, 0) as EventStream
+  await settled()
+  t.equal(text(waiting.body), 'retry: 3000\n\n', 'nothing sent without a head')
+  text(late.body)
+  rise(7000)
+  await settled()
+  t.equal(text(waiting.body), 'id: 7000\nevent: head\ndata: {"height":7000}\n\n', 'the first head known is where it starts')
+  streams.close(waiting)
+  streams.close(late)
+  const unplaced = setup()
+  const alone = unplaced.streams.open('a', undefined, 0) as EventStream
+  await unplaced.clock.advance(FIRST_HEAD_WAIT_MS + TICK_MS)
+  t.match(text(alone.body), /retry: 3000\n\n$/, 'no head within the wait: ended, its client to come back')
+  t.ok(alone.ended)
+  await unplaced.clock.advance(END_FLUSH_MS)
+  t.ok(alone.body.destroyed, 'not taken by its client: destroyed')
+  unplaced.streams.close(alone)
+})
+
+t.test('an ended stream its client does not take is destroyed END_FLUSH_MS later; one that closed is left alone', async (t) => {
+  const { clock, streams } = setup()
+  const stuck = streams.open('a', undefined, 100) as EventStream
+  const gone = streams.open('b', undefined, 100) as EventStream
+  await settled()
+  streams.drain()
+  await clock.advance(DRAIN_SPREAD_MS)
+  t.ok(stuck.ended && gone.ended)
+  streams.close(gone)
+  let goneDestroyed = false
+  gone.destroy = () => { goneDestroyed = true }
+  await clock.advance(END_FLUSH_MS)
+  t.ok(stuck.body.destroyed, 'the drain never waits on a client that does not read')
+  t.notOk(goneDestroyed, 'a stream already closed is not touched')
+  streams.close(stuck)
+  streams.stop()
 })

@@ -8,8 +8,9 @@ import { badRequest } from '../../errors.js'
 import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
-import { waitingClient } from '../../http/long-poll.js'
-import { overCap, type WaitQuota } from '../../http/wait-quota.js'
+import { waitingClient, whenGone } from '../../http/long-poll.js'
+import { refuseStream } from '../../http/stream-refusal.js'
+import { OVER_CAP_RETRY_S, overCap, type WaitQuota } from '../../http/wait-quota.js'
 
 // GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable
 // on any replica from Last-Event-ID (docs/waiting.md). Registered beside the other /v1 routes,
@@ -42,12 +43,15 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     }
   }, async (request, reply) => {
     const cursor = cursorAsked(request.headers['last-event-id'], request.query.lastEventId)
-    // Asks the nodes when the head is old; the best head known either way (unknown heights included).
-    await chain.heads.latest()
-    const head = chain.heads.best
-    const stream = streams.open(waitingClient(request), cursor, head)
-    if (typeof stream === 'string') throw overCap(stream)
-    reply.raw.once('close', () => streams.close(stream))
+    // Nothing awaited before the stream is open and its client's leaving handled: a client that
+    // leaves at any moment gives back its place, its follow and its timers (whenGone).
+    const stream = streams.open(waitingClient(request), cursor, chain.heads.best)
+    // Refused by a cap: a stream that ends with its retry:, which an EventSource comes back from (a 429 ends it for good).
+    if (typeof stream === 'string') return refuseStream(reply, OVER_CAP_RETRY_S, overCap(stream).message)
+    whenGone(reply, () => streams.close(stream))
+    // Asks the nodes when the head is old; a stream opened before any head is known starts at the first.
+    // (ChainHeads.latest never rejects.)
+    chain.heads.latest().then(() => { streams.rise(chain.heads.best) })
     // Its headers went out before the drain, without Connection: close: once it has ended, its
     // connection is closed too, or the router would keep it idle and the drain wait for it.
     // (The socket is taken now: a finished response lets go of it.)
