@@ -6,12 +6,13 @@ import { tendermintOpProblem } from './tendermint-ops.js'
 // (ExistenceProof.CheckAgainstSpec, LeafOp/InnerOp.CheckAgainstSpec in go/proof.go and
 // go/ops.go at 7f2c2d09), checked on the decoded proof before anything is hashed.
 // @confio/ics23 0.6.8 (npm's last release, 2022-02) runs an older subset of this inside its
-// verify and answers only true or false; what it lacks, every one a hole Go closed after
+// verify and answers only true or false; what it lacks, all but one closed in Go after
 // Dragonberry (Oct 2022):
 // - the IAVL op rule (iavl-ops.ts) and the Tendermint op rule (tendermint-ops.ts);
 // - a default depth: a spec without maxDepth allows 128 inner ops (#352; 0.6.8: unbounded);
-// - an inner prefix equal to the leaf prefix (0.6.8 flags only a longer one that starts with it);
-// - an inner suffix that is not a whole number of children;
+// - an inner suffix that is not a whole number of children (ecbe025c, 2022-11);
+// - an inner prefix equal to the leaf prefix (Go always refused it; 0.6.8's hasPrefix flags
+//   only a longer one);
 // - the spec itself: maxPrefixLength < minPrefixLength + childSize (#369), or else an
 //   inner node's left child can pass for prefix padding, and a non-existence proof be forged
 //   for a key that exists (upstream's TestForgeNonExistenceProofWithIncorrectMaxPrefixLength).
