@@ -93,7 +93,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
   // Read at scrape time only, once the app below exists.
   if (metrics !== undefined) watchGauges(metrics, { readiness, chain, cache, activeClients: () => app.fairAdmission.share.activeClients })
-  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store) })
+  const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store, shared.network) })
   const close = async (): Promise<void> => {
     await app.close()
     await chain.close()

@@ -103,11 +103,6 @@ export class EventStreams {
     return stream
   }
 
-  /** Whether the app is closing (drain()). */
-  get closing (): boolean {
-    return this.#closing
-  }
-
   /** The stream ended (however: its client gone, its age, the drain): its place is given back. */
   close (stream: EventStream): void {
     const open = this.#open.get(stream)

@@ -14,8 +14,15 @@ import type { SharedStore } from './store.js'
 export type HintResult = 'published' | 'looked' | 'confirmed' | 'unconfirmed' | 'behind' | 'implausible' | 'ignored'
 export const HINT_RESULTS: readonly HintResult[] = ['published', 'looked', 'confirmed', 'unconfirmed', 'behind', 'implausible', 'ignored']
 
-/** The channel heads are published on; the version names the message's shape (`<height> <replica id>`). */
-export const HEADS_CHANNEL = 'edge-api:1:heads'
+/**
+ * The channel heads of `network`'s chain are published on (`<height> <replica id>`): a store
+ * shared by pools of two chains (mainnet, a testnet) never hands one the other's heads. Version
+ * 2: version 1 was one channel for every chain (replicas of both versions, as in a rollout, do
+ * not hear each other's heads; each still follows its own nodes).
+ */
+export function headsChannel (network: string): string {
+  return `edge-api:2:heads:${network}`
+}
 
 /** Blocks beyond EDGE_API_MAX_NODE_LAG a hint may be ahead of this replica's best head and still be looked at. */
 export const HINT_SLACK_BLOCKS = 3
@@ -34,6 +41,8 @@ export interface HintedHeads {
 
 export interface HeadHintsOptions {
   readonly store: SharedStore
+  /** The chain's network (node_info's), which names the channel (headsChannel). */
+  readonly network: string
   readonly heads: HintedHeads
   /** EDGE_API_MAX_NODE_LAG: a hint further ahead than this plus HINT_SLACK_BLOCKS is implausible. */
   readonly maxLag: number
@@ -60,6 +69,7 @@ export class HeadHints {
   readonly #quietMs: number
   readonly #clock: Clock
   readonly #unsubscribe: () => void
+  readonly #channel: string
   /** The highest height a look is under way for (0: none). */
   #lookingFor = 0
   #quietUntil = 0
@@ -74,9 +84,13 @@ export class HeadHints {
     this.#log = options.log
     this.#quietMs = options.quietMs ?? HINT_QUIET_MS
     this.#clock = options.clock ?? REAL_CLOCK
+    this.#channel = headsChannel(options.network)
     // The head rose inside a chain exchange: the store hears of it after that exchange's turn.
     this.#unsubscribe = this.#heads.onHead((height) => { setImmediate(() => { this.#publish(height) }) })
-    this.#store.subscribe(HEADS_CHANNEL, (message) => { this.take(message) })
+    // Made once the network is known (shared-tier.ts): the head its nodes told before is told now.
+    const best = this.#heads.best
+    if (best > 0) setImmediate(() => { this.#publish(best) })
+    this.#store.subscribe(this.#channel, (message) => { this.take(message) })
   }
 
   /** Stops publishing this replica's heads. */
@@ -107,7 +121,7 @@ export class HeadHints {
   }
 
   #publish (height: number): void {
-    this.#store.publish(HEADS_CHANNEL, `${height} ${this.#id}`)
+    this.#store.publish(this.#channel, `${height} ${this.#id}`)
     this.#onHint('published')
   }
 

@@ -7,7 +7,14 @@ import type { SharedStore } from './store.js'
 // (TIME), so replicas' clocks need not agree. A key expires when its bucket is full again:
 // an idle client costs the store nothing.
 
-export const RATE_PREFIX = 'edge-api:1:rate:'
+/**
+ * A client's bucket in the store, for `network`'s chain: a store shared by pools of two chains
+ * counts a client apart on each. Version 2: version 1 was one bucket for every chain (in a
+ * rollout, the old and the new replicas count apart: docs/clients-and-limits.md).
+ */
+export function rateKey (network: string, client: string): string {
+  return `edge-api:2:rate:${network}:${client}`
+}
 
 /**
  * A bucket's answer: taken or not, the tokens left after it (`remaining`, 0 when refused), and
@@ -61,13 +68,18 @@ return {1, remaining, math.ceil(after - tolerance + (remaining + 1) * interval)}
 
 export class PoolRateCounter implements RateCounter {
   readonly #store: SharedStore
+  readonly #network: () => string | undefined
 
-  constructor (store: SharedStore) {
+  /** `network`: the chain's, once its nodes have named it (shared-tier.ts); until then nothing is counted in the store. */
+  constructor (store: SharedStore, network: () => string | undefined) {
     this.#store = store
+    this.#network = network
   }
 
   async take (client: string, intervalMs: number, toleranceMs: number): Promise<Take | undefined> {
-    const reply = await this.#store.evaluate('count', GCRA, [RATE_PREFIX + client], [String(intervalMs), String(toleranceMs), String(SLACK_MS)])
+    const network = this.#network()
+    if (network === undefined) return undefined
+    const reply = await this.#store.evaluate('count', GCRA, [rateKey(network, client)], [String(intervalMs), String(toleranceMs), String(SLACK_MS)])
     if (!Array.isArray(reply)) return undefined
     // Redis answers a Lua number as an integer: the ms rounded up, which the header's seconds are anyway.
     return { taken: reply[0] === 1, remaining: Number(reply[1]), moreMs: Number(reply[2]) }

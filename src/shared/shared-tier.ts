@@ -6,9 +6,11 @@ import { SharedAnswers, type SharedLookup } from './shared-answers.js'
 import { SharedStore, type StoreLog, type StoreObserver } from './store.js'
 
 // The shared tier as the service wires it (docs/shared-tier.md): one store, the pool's heads
-// as hints to this replica's ChainHeads, the pool's answers for its answer cache, named by the
-// chain's network (asked of the chain once) and this build's version. service.ts opens it only
-// with EDGE_API_REDIS_URL; without it nothing here is loaded.
+// as hints to this replica's ChainHeads, the pool's answers for its answer cache, and the
+// per-client limit's buckets (rate-counter.ts, service.ts), each named by the chain's network
+// (asked of the chain until it answers): a store shared by pools of two chains keeps them
+// apart. Answers are also named by this build's version. service.ts opens it only with
+// EDGE_API_REDIS_URL; without it nothing here is loaded.
 
 export interface SharedTierMetrics extends StoreObserver {
   sharedHead (result: HintResult): void
@@ -45,7 +47,10 @@ export interface SharedTierOptions {
 
 export interface SharedTier {
   readonly store: SharedStore
-  readonly hints: HeadHints
+  /** The pool's heads, once the chain's network is known (they are published on its channel). */
+  readonly hints: () => HeadHints | undefined
+  /** The chain's network, once a node has named it: what every key and channel is named by. */
+  readonly network: () => string | undefined
   /** The pool's answers, for the answer cache; undefined when answers are not shared. */
   readonly answers: SharedAnswers | undefined
   close (): Promise<void>
@@ -59,20 +64,28 @@ export async function openSharedTier (options: SharedTierOptions): Promise<Share
   const { metrics } = options
   const clock = options.clock ?? REAL_CLOCK
   const store = await SharedStore.open({ url: options.url, password: options.password, commandTimeoutMs: options.commandTimeoutMs, log: options.log, observer: metrics })
-  const hints = new HeadHints({ store, heads: options.heads, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
-  let answers: SharedAnswers | undefined
+  let hints: HeadHints | undefined
   let closed = false
-  if (options.shareAnswers) {
-    const network = new ChainNetwork({ chain: options.chain, clock, log: options.log, closed: () => closed })
-    answers = new SharedAnswers({ store, network: () => network.name, format: options.format, secret: options.secret, onLookup: (result) => metrics?.sharedAnswer(result) })
-  }
+  const network = new ChainNetwork({
+    chain: options.chain,
+    clock,
+    log: options.log,
+    closed: () => closed,
+    named: (name) => {
+      hints = new HeadHints({ store, network: name, heads: options.heads, maxLag: options.maxLag, log: options.log, onHint: (result) => metrics?.sharedHead(result) })
+    }
+  })
+  const answers = options.shareAnswers
+    ? new SharedAnswers({ store, network: () => network.name, format: options.format, secret: options.secret, onLookup: (result) => metrics?.sharedAnswer(result) })
+    : undefined
   return {
     store,
-    hints,
+    hints: () => hints,
+    network: () => network.name,
     answers,
     close: async () => {
       closed = true
-      hints.close()
+      hints?.close()
       await store.close()
     }
   }
@@ -82,7 +95,7 @@ export async function openSharedTier (options: SharedTierOptions): Promise<Share
 class ChainNetwork {
   name: string | undefined
 
-  constructor ({ chain, clock, log, closed }: { chain: NetworkSource, clock: Clock, log: StoreLog, closed: () => boolean }) {
+  constructor ({ chain, clock, log, closed, named }: { chain: NetworkSource, clock: Clock, log: StoreLog, closed: () => boolean, named: (name: string) => void }) {
     const ask = (): void => {
       // A retry armed before the tier closed finds it closed: the chain is asked nothing more.
       if (closed()) return
@@ -90,7 +103,8 @@ class ChainNetwork {
         const network = (info as { default_node_info?: { network?: unknown } } | null)?.default_node_info?.network
         if (typeof network !== 'string' || network === '') throw new Error('node_info names no network')
         this.name = network
-        log.info({ network }, 'shared answers named for this chain\'s network')
+        log.info({ network }, 'shared answers named for this chain\'s network (and heads and limits)')
+        named(network)
       }).catch(() => { clock.after(NETWORK_RETRY_MS, ask) })
     }
     ask()

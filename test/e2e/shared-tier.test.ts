@@ -7,7 +7,7 @@ import { poll, startPool, type Pool, type PollTotals } from '../../harness/pool.
 // the router template's HAProxy, two nodes of one chain (the second a block behind), a block a
 // second, twelve clients each on its own connection reading /v1/epochs/latest one read after
 // the other and sending nothing special. The store (a password, signed answers, as shipped)
-// starts 3 s after the replicas, as compose and Kubernetes may start it: once it is up, reads go
+// starts 1 s after the replicas (each has by then read alone), as compose and Kubernetes may start it: once it is up, reads go
 // backwards across the pool as rarely as with it first (BACKWARDS_AT_MOST: fewer, not none) and
 // the chain is asked about once per block, the replicas'
 // concurrent misses settled by the claim; the store killed, restarted empty, frozen, thawed
@@ -41,16 +41,19 @@ async function pool (t: Test, storeStartsLate = false): Promise<Pool | undefined
  */
 const BACKWARDS_AT_MOST = 1 / 2000
 
-t.test('the store started 3 s after the replicas: once it is up, reads go backwards as rarely as with it first, and the chain is asked about once per block', async (t) => {
+t.test('the store started 1 s after the replicas: once it is up, reads go backwards as rarely as with it first, and the chain is asked about once per block', async (t) => {
   const stack = await pool(t, true)
   if (stack === undefined) return
-  await sleep(3000)
+  await sleep(1000)
   const started = performance.now()
   await stack.startStore()
   t.comment(`every replica sharing ${(performance.now() - started).toFixed(0)} ms after the store was started`)
-  const totals = await poll(stack, { pollers: POLLERS, durationMs: 15_000 })
+  // 8 s: eight blocks, each a chance for a read to go backwards and for the replicas to race to
+  // the chain (thousands of reads: the bound below is 1 in 2,000).
+  const totals = await poll(stack, { pollers: POLLERS, durationMs: 8000 })
   report(t, 'store started late', totals)
-  t.ok(totals.reads > 1000, 'the pollers kept reading')
+  // 1,247 in 8 s measured with the machine's load average at 30; tens of thousands when quiet.
+  t.ok(totals.reads > 500, `the pollers kept reading (${totals.reads})`)
   t.equal(totals.failed, 0, 'no read failed')
   t.ok(totals.backwards <= BACKWARDS_AT_MOST * totals.reads, `${totals.backwards} of ${totals.reads} reads older than one the client had read before: at most 1 in 2,000 (the old subscription: 10.6%)`)
   t.ok(totals.epochInfoPerBlock <= 1.2, `≤ 1.2 epoch_info requests per block (${totals.epochInfoPerBlock.toFixed(2)}; each replica building its own, as with claim() always true: ~3)`)
@@ -71,23 +74,25 @@ t.test('the store killed, restarted empty, frozen, thawed and flushed under load
   // The pollers pause 50 ms after each read (~200 reads a second in all, 3 000 in the run): load
   // enough to meet every phase many times over, without the first test's tight loop, whose
   // CPU the rest of the suite pays for.
+  // Each phase a second or two: the replicas ask the store every read (~200 a second in all)
+  // and give up on it after EDGE_API_REDIS_TIMEOUT (10 ms), so each fault is met hundreds of times.
   const breakTheStore = async (): Promise<void> => {
-    await sleep(2000)
+    await sleep(1000)
     await redis.kill()
-    await sleep(2000)
+    await sleep(1000)
     let since = Date.now()
     await redis.restart()
     recoveries.push(`restarted empty: every replica up again ${await upAgain(since)} ms after the restart began`)
-    await sleep(2000)
+    await sleep(1000)
     redis.freeze()
-    await sleep(3000)
+    await sleep(2000)
     since = Date.now()
     redis.thaw()
-    recoveries.push(`thawed after 3 s frozen: every replica up again ${await upAgain(since)} ms after`)
-    await sleep(2000)
+    recoveries.push(`thawed after 2 s frozen: every replica up again ${await upAgain(since)} ms after`)
+    await sleep(1000)
     await (await redis.admin()).flushAll()
   }
-  const totals = await poll(stack, { pollers: POLLERS, durationMs: 15_000, pauseMs: 50, during: breakTheStore })
+  const totals = await poll(stack, { pollers: POLLERS, durationMs: 9000, pauseMs: 50, during: breakTheStore })
   report(t, 'store killed, restarted, frozen, flushed', totals)
   for (const line of recoveries) t.comment(line)
   t.equal(totals.failed, 0, 'no read failed')

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { newValidatorSet } from '../../src/cometbft/validator-set.js'
+import { newValidatorSet, type Validator } from '../../src/cometbft/validator-set.js'
 import { validatorSetHash } from '../../src/light/validator-set-hash.js'
 import { validatorSet } from '../fixtures/light/light-block-json.js'
 import { singleStepCases } from '../fixtures/light/vectors.js'
@@ -43,4 +43,16 @@ t.test('what the hash commits to: keys and powers, in the set\'s order, not the 
   t.not(hex(validatorSetHash(newValidatorSet(inputs.slice(1)))), hash, 'a validator left out')
   const other = testSigners('other', [7n])[0]
   t.not(hex(validatorSetHash(newValidatorSet(inputs.map((v, i) => i === 1 ? { ...v, pubKey: other?.pubKey as Uint8Array } : v)))), hash, 'a key')
+})
+
+t.test('a set object is hashed once: the follower meets the same set at every block', async (t) => {
+  const signers = testSigners('once', [3n, 2n])
+  const set = newValidatorSet(signers.map((s) => ({ pubKey: s.pubKey, votingPower: s.power })))
+  const first = validatorSetHash(set)
+  // Changed behind the type's back (a ValidatorSet is never changed once built): the hash is
+  // the one computed before, so nothing was hashed again.
+  ;(set.validators as Validator[]).pop()
+  t.equal(hex(validatorSetHash(set)), hex(first))
+  validatorSetHash(set).fill(0)
+  t.equal(hex(validatorSetHash(set)), hex(first), 'a caller writing into the hash it got changes no one else\'s')
 })

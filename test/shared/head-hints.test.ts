@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { ChainHeads } from '../../src/chain/heights.js'
-import { HEADS_CHANNEL, HeadHints, HINT_SLACK_BLOCKS, type HintResult } from '../../src/shared/head-hints.js'
+import { headsChannel, HeadHints, HINT_SLACK_BLOCKS, type HintResult } from '../../src/shared/head-hints.js'
 import { SharedStore } from '../../src/shared/store.js'
 import { redisFor } from '../fixtures/redis.js'
 import { type RedisServer } from '../../harness/redis-server.js'
@@ -17,6 +17,9 @@ const WHY = 'the shared heads\' tests'
 // (erpc#924's inherited floor); neither holds a replica for more than its bounded time.
 
 const NODE_LAG = 2
+const NETWORK = 'gonka-mainnet'
+/** The channel this test's replicas publish on. */
+const HEADS_CHANNEL_OF_TEST = headsChannel(NETWORK)
 const quiet = { info () {}, warn () {} }
 
 interface Replica {
@@ -41,7 +44,7 @@ async function store (t: Test, redis: RedisServer): Promise<SharedStore> {
 async function subscribed (redis: RedisServer, b: Replica): Promise<void> {
   const admin = await redis.admin()
   await until(async () => {
-    await admin.publish(HEADS_CHANNEL, '100 someone')
+    await admin.publish(HEADS_CHANNEL_OF_TEST, '100 someone')
     return b.results.includes('behind')
   }, 'B subscribed')
 }
@@ -69,6 +72,7 @@ async function replica (t: Test, redis: RedisServer, height: number, options: { 
     clock: options.clock
   })
   const hints = new HeadHints({
+    network: NETWORK,
     store: await store(t, redis),
     heads,
     maxLag: NODE_LAG,
@@ -111,7 +115,7 @@ t.test('the Lava incident: a head 10^6 blocks ahead is ignored at once, logged o
   const admin = await redis.admin()
   const polls = b.chain.polls
   await until(async () => {
-    await admin.publish(HEADS_CHANNEL, `${100 + 1_000_000} poisoner`)
+    await admin.publish(HEADS_CHANNEL_OF_TEST, `${100 + 1_000_000} poisoner`)
     return b.results.filter((r) => r === 'implausible').length >= 3
   }, 'three poisoned heads heard')
   t.equal(await b.heads.latest(), 100, 'served from its own nodes, waiting for nothing')
@@ -158,7 +162,7 @@ t.test('hints that are not ahead, not numbers, or come before any head of its ow
   t.equal(b.hints.take('abc other'), 'ignored')
   t.equal(b.hints.take('-5 other'), 'ignored')
   const fresh = new ChainHeads({ nodeCount: 1, maxLag: NODE_LAG, maxAgeMs: 1000, log: undefined, urls: ['http://a'], poll: async () => {} })
-  const hints = new HeadHints({ store: await store(t, redis), heads: fresh, maxLag: NODE_LAG, log: quiet })
+  const hints = new HeadHints({ network: NETWORK, store: await store(t, redis), heads: fresh, maxLag: NODE_LAG, log: quiet })
   t.teardown(() => { hints.close() })
   t.equal(hints.take('100 other'), 'ignored', 'no head of its own yet: nothing to judge a hint by')
   t.equal(hints.take('100 other'), 'ignored', 'without onHint too')
@@ -175,7 +179,7 @@ t.test('the eRPC incident: a store restarted with a stale head (or flushed) hold
   // What a store could hand a restarted pool: an old head, on the channel and in a key.
   await admin.set('edge-api:1:head', '50')
   await until(async () => {
-    await admin.publish(HEADS_CHANNEL, '50 stale')
+    await admin.publish(HEADS_CHANNEL_OF_TEST, '50 stale')
     return b.results.filter((r) => r === 'behind').length >= 2
   }, 'the stale head heard after the restart', { timeoutMs: 5000 })
   for (const r of [a, b]) r.chain.height = 105

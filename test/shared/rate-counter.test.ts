@@ -8,6 +8,8 @@ import { CACHE_OFF } from '../../harness/cache-off.js'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { LogLines } from '../../harness/log-lines.js'
 import { redisFor } from '../fixtures/redis.js'
+import { PoolRateCounter } from '../../src/shared/rate-counter.js'
+import { SharedStore } from '../../src/shared/store.js'
 import { until } from '../../harness/wait.js'
 
 // EDGE_API_RATE_LIMIT across a pool: three replicas (the service as main.ts starts it, on real
@@ -76,8 +78,8 @@ t.test('a client over its limit on one replica is over it on all; another client
     const polite = client(t, '127.0.0.3')
     for (const replica of pool) t.equal((await polite(replica)).status, 200, 'another client is served')
     t.equal((await heavy(pool[0] as Replica, '/healthz')).status, 200, '/healthz is never limited')
-    const buckets = await (await redis.admin()).keys('edge-api:1:rate:*')
-    t.ok(buckets.length >= 2, `the buckets under edge-api's own prefix, versioned (a store shared with other apps): ${buckets.join(', ')}`)
+    const buckets = await (await redis.admin()).keys('edge-api:2:rate:gonka-mainnet:*')
+    t.ok(buckets.length >= 2, `the buckets under edge-api's own prefix, versioned, named by the chain's network (a store shared with other apps and other chains): ${buckets.join(', ')}`)
     t.match(await pool[0]!.service.metrics!.scrape(), /^edge_api_shared_operations_total\{operation="count",result="ok"\} [1-9]/m, 'the counts are the store\'s `count` commands in its metrics')
     return
   }
@@ -97,6 +99,25 @@ t.test('the pool\'s fields as draft-10 says: 3/1s, the first request r=2;t=1 (it
     return
   }
   t.fail('the store missed a deadline in each of three rounds')
+})
+
+t.test('the buckets are named by the chain\'s network: two chains\' pools on one store count a client apart; before the network is known, nothing is counted there', async (t) => {
+  const redis = await redisFor(t, WHY)
+  if (redis === undefined) return
+  const store = await SharedStore.open({ url: redis.url, log: { info () {}, warn () {} }, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  await until(() => store.state === 'up', 'the store up')
+  const known: { network?: string } = {}
+  const mainnet = new PoolRateCounter(store, () => known.network)
+  const testnet = new PoolRateCounter(store, () => 'gonka-testnet')
+  // One request a minute, a bucket of one.
+  t.equal(await mainnet.take('198.51.100.7', 60_000, 60_000), undefined, 'the network not known yet: counted by the replica alone')
+  t.same(await (await redis.admin()).keys('*'), [], 'no command sent')
+  known.network = 'gonka-mainnet'
+  t.match(await mainnet.take('198.51.100.7', 60_000, 60_000), { taken: true, remaining: 0 })
+  t.match(await mainnet.take('198.51.100.7', 60_000, 60_000), { taken: false }, 'its one request spent on mainnet')
+  t.match(await testnet.take('198.51.100.7', 60_000, 60_000), { taken: true }, 'and still there on testnet: a bucket of its own')
+  t.same((await (await redis.admin()).keys('edge-api:2:rate:*')).sort(), ['edge-api:2:rate:gonka-mainnet:198.51.100.7', 'edge-api:2:rate:gonka-testnet:198.51.100.7'])
 })
 
 t.test('without the store each replica counts alone (what the store is for)', async (t) => {

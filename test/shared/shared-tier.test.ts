@@ -8,7 +8,7 @@ import { until } from '../../harness/wait.js'
 import { NODE_INFO_PATH } from '../../src/chain/paths.js'
 import { ChainHeads } from '../../src/chain/heights.js'
 import { NETWORK_RETRY_MS, openSharedTier } from '../../src/shared/shared-tier.js'
-import { HEADS_CHANNEL } from '../../src/shared/head-hints.js'
+import { headsChannel } from '../../src/shared/head-hints.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 // The tier as service.ts wires it: two replicas (in process, as main.ts builds them) over one
@@ -134,11 +134,25 @@ t.test('node_info is asked until it names the network, and no more once the tier
   t.equal(asked(), 2, 'a closed tier asks the chain nothing')
 })
 
-t.test('without answers to share (no answer cache) the chain is not asked its network', async (t) => {
+t.test('without answers to share (no answer cache) the network is asked all the same: the heads\' channel is named by it', async (t) => {
   if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
   const { tier, asked } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }), false)
   t.equal(tier.answers, undefined)
-  t.equal(asked(), 0)
+  await until(() => tier.network() === 'gonka-mainnet', 'the network known')
+  t.equal(asked(), 1)
+  t.ok(tier.hints(), 'the pool\'s heads followed')
+})
+
+t.test('no heads heard or published before the network is known, and none of another chain\'s pool', async (t) => {
+  if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
+  const networks: Array<string | undefined> = [undefined, 'gonka-testnet']
+  const { tier, clock } = await tierOver(t, async () => ({ default_node_info: { network: networks.shift() } }))
+  t.equal(tier.network(), undefined)
+  t.equal(tier.hints(), undefined, 'no channel to hear or publish on yet')
+  await until(() => clock.pending > 0, 'the next ask armed')
+  await clock.advance(NETWORK_RETRY_MS)
+  await until(() => tier.network() === 'gonka-testnet', 'the network named')
+  t.equal(headsChannel('gonka-testnet') === headsChannel('gonka-mainnet'), false, 'each chain\'s pool a channel of its own')
 })
 
 t.test('without metrics (EDGE_API_METRICS_PORT=off) a shared lookup is answered all the same', async (t) => {
@@ -150,13 +164,13 @@ t.test('without metrics (EDGE_API_METRICS_PORT=off) a shared lookup is answered 
 t.test('without metrics (EDGE_API_METRICS_PORT=off) this replica\'s new head is published to the pool all the same', async (t) => {
   if (!requireTool(t, 'redis-server', 'the shared tier\'s wiring test')) return
   const { tier, heads, redis } = await tierOver(t, async () => ({ default_node_info: { network: 'gonka-mainnet' } }))
-  await until(() => tier.store.state === 'up', 'the store up')
+  await until(() => tier.store.state === 'up' && tier.network() !== undefined, 'the store up, the network known')
   const heard: string[] = []
   const listener = (await redis.admin()).duplicate()
   listener.on('error', () => {})
   await listener.connect()
   t.teardown(() => listener.destroy())
-  await listener.subscribe(HEADS_CHANNEL, (message) => { heard.push(message) })
+  await listener.subscribe(headsChannel('gonka-mainnet'), (message) => { heard.push(message) })
   heads.observe(0, 100, 'poll')
   await until(() => heard.length > 0, 'the head published')
   t.match(heard[0], /^100 /)

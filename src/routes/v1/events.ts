@@ -5,7 +5,7 @@ import type { ChainClient } from '../../chain/client.js'
 import { EpochAnchor } from '../../chain/epoch-anchor.js'
 import { ChainEventLog } from '../../chain/event-log.js'
 import { badRequest } from '../../errors.js'
-import { EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
+import { END_FLUSH_MS, EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
 import { waitingClient, whenGone } from '../../http/long-poll.js'
@@ -52,11 +52,16 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     // Asks the nodes when the head is old; a stream opened before any head is known starts at the first.
     // (ChainHeads.latest never rejects.)
     chain.heads.latest().then(() => { streams.rise(chain.heads.best) })
-    // Its headers went out before the drain, without Connection: close: once it has ended, its
-    // connection is closed too, or the router would keep it idle and the drain wait for it.
+    // Once it has ended (the drain, its age), its connection is closed too: its headers went
+    // out without Connection: close, and the router would keep it idle (and the drain wait for
+    // it); its client reconnects on a new one, which the router may send elsewhere. Destroyed
+    // END_FLUSH_MS later if its client does not take the close (it stopped reading).
     // (The socket is taken now: a finished response lets go of it.)
     const socket = request.raw.socket
-    reply.raw.once('finish', () => { if (streams.closing) socket.end() })
+    reply.raw.once('finish', () => {
+      socket.end()
+      chain.clock.after(END_FLUSH_MS, () => socket.destroy())
+    })
     return reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-cache')
