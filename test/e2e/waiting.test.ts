@@ -15,10 +15,10 @@ import { within } from '../../harness/deadline.js'
 // less time). Every stream client sees every height once, in order; no long-poller ever sees a
 // lower height; no request fails; each replica exits 0 within its budget.
 
-// 100 long-pollers + 100 stream clients: what is proved (every height once, in order, across
+// 50 long-pollers + 50 stream clients: what is proved (every height once, in order, across
 // three drains) does not grow with the count, and the suite's two cores pay for each client.
 // WAITING_TEST_CLIENTS=200 runs issue 42's 200 + 200; what 200 waiters cost is benchmark 17.
-const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 100)
+const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 50)
 const BLOCK_MS = 200
 /** Blocks in two seconds: how far behind the chain's head a client may be seen at the start or the end (a reconnect, an answer in flight). */
 const SLACK = Math.round(2000 / BLOCK_MS)

@@ -141,6 +141,29 @@ t.test('the drain: held through the announce, then every held long-poll answered
   }
 })
 
+// The test above cannot tell who said Connection: close: once the listener closes, Node adds it
+// to every response itself. A held long-poll woken by a block during the announce, the listener
+// still open, carries it only if the drain's latch says so (app.ts's onSend hook): its client
+// then moves to another replica before this one stops accepting (issue 54).
+t.test('the drain: a held long-poll woken by a block during the announce (the listener still open) is answered with Connection: close', async (t) => {
+  const service = await startListeningApp(t, { announceMs: 3000, budgetMs: 10_000 })
+  const head = service.sim.clock.height
+  const url = `${service.origin}${ROUTE}?afterHeight=${head}&wait=30`
+  // Keep-alive clients, as the router and browsers are (a connection of its own says close itself).
+  const held = Array.from({ length: 5 }, async () => await get(url, { connection: 'keep-alive' }))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  service.drain.signal('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  service.sim.clock.advance()
+  const answers = await Promise.all(held)
+  for (const res of answers) {
+    t.equal(res.status, 200)
+    t.equal(res.headers['x-block-height'], String(head + 1), 'woken by the block, not by the listener\'s close')
+    t.equal(res.headers.connection, 'close', 'told to move off by the drain\'s latch')
+  }
+  t.equal((await service.drain.outcome).code, 0, 'a clean drain')
+})
+
 t.test('a client that leaves gives its place back at once', async (t) => {
   const { app, sim } = await buildTestApp(t, { env: { ...CACHE_ON, EDGE_API_WAITING_PER_CLIENT: '1', EDGE_API_WAITING_MAX: '1' } })
   const server = await app.listen({ port: 0, host: '127.0.0.1' })
