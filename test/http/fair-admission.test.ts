@@ -63,8 +63,10 @@ function client (t: Test, origin: string, localAddress: string, connections: num
 
 t.test('behind: the client over its share gets 429 + Retry-After, held that long; the polite one is served', async (t) => {
   const { origin, sim, loop, app, metricsPort } = await replica(t)
-  // The heavy client's reads stay in flight for a while: it holds 40 of the replica's requests.
-  sim.latency(3000, '/productscience/inference/inference/inference_participant/heavy')
+  // The heavy client's reads stay in flight while the polite one reads (held refusal included):
+  // it holds 40 of the replica's requests. 10 s: with 3 s, a loaded machine (load average 20,
+  // under coverage) ended them before the polite reads had, and the replica was even again.
+  sim.latency(10_000, '/productscience/inference/inference/inference_participant/heavy')
   const heavy = client(t, origin, '127.0.0.2', 64)
   const polite = client(t, origin, '127.0.0.3', 1)
   const inFlight = Array.from({ length: 40 }, async (_, i) => heavy(`/v1/participants/heavy${i}`))
@@ -204,7 +206,8 @@ t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the loa
   // Frozen at its start (20/s; what a sample never reached it left it at), it let in 54 in 5 s;
   // grown while the loop keeps up it passes the 300 asked a second within about a second.
   t.ok(served > 3 * STEP_PER_S * seconds, `${served} of 600 served in ${seconds.toFixed(1)} s (frozen: at most ~${Math.round(STEP_PER_S * seconds)})`)
-  t.ok(app.fairAdmission.excessPerSecond > 10 * STEP_PER_S, `the pace grew to ${Math.round(app.fairAdmission.excessPerSecond)}/s`)
+  // Frozen, it stays at exactly STEP_PER_S; grown, it follows what the last samples used (measured 522/s alone, 135/s under coverage at load 20).
+  t.ok(app.fairAdmission.excessPerSecond > 2 * STEP_PER_S, `the pace grew to ${Math.round(app.fairAdmission.excessPerSecond)}/s`)
   await Promise.all(inFlight)
 })
 
