@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { heldTagHeight } from '../cache/conditional.js'
 import { answerTag, matchesTag } from '../cache/http-cache.js'
 import { clientOf } from './client-identity.js'
 import { routeClass } from '../cache/route-classes.js'
@@ -122,13 +123,16 @@ class LongPoll {
       stopWatching()
       // A client that left gets no answer built for it (499: nginx's "client closed request").
       if (gone) return reply.code(499).send()
-      const seen = ask.afterHeight ?? (matchesTag(request.headers['if-none-match'], answerTag(request, route, height)) ? height : undefined)
+      const seen = ask.afterHeight ?? seenByTag(request, route, height)
       if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
       const refused = this.#quota.take(client)
       if (refused !== undefined) throw overCap(refused)
       const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
       this.#quota.give(client)
-      return reason === 'gone' ? reply.code(499).send() : undefined
+      if (reason === 'gone') return reply.code(499).send()
+      // Its tag names a block this replica has still not passed: what it holds is newer than any answer here.
+      if (ask.afterHeight === undefined && seen > height && heads.best <= seen) return reply.code(304).send()
+      return undefined
     }
   }
 
@@ -148,6 +152,19 @@ class LongPoll {
     this.#options.onHeld?.(this.waiters.size)
     return reason
   }
+}
+
+/**
+ * The height a conditional long-poll has seen: this replica's when its tag is the current
+ * answer's; the tag's own when it names a block above this replica's (its client read it from
+ * a replica ahead: it waits for a block above that, not for this replica's older answer);
+ * undefined otherwise (the answer changed: at once).
+ */
+function seenByTag (request: FastifyRequest, route: string, height: number): number | undefined {
+  const header = request.headers['if-none-match']
+  if (matchesTag(header, answerTag(request, route, height))) return height
+  const held = heldTagHeight(header)
+  return held !== undefined && held > height ? held : undefined
 }
 
 /** The long-poll a request asks for, if any; a 400 naming what is allowed for a bad one. */
