@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { heldTagHeight } from '../cache/conditional.js'
 import { answerTag, matchesTag } from '../cache/http-cache.js'
 import { clientOf } from './client-identity.js'
+import { untimed } from '../metrics/requests.js'
 import { routeClass } from '../cache/route-classes.js'
 import type { ChainHeads } from '../chain/heights.js'
 import type { Clock } from '../clock.js'
@@ -42,6 +43,8 @@ export interface LongPollOptions {
   readonly quota: WaitQuota
   /** Held requests changed (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
+  /** A held request was released after `seconds`, and why (the metrics' histogram). */
+  readonly onReleased?: ((reason: WakeReason, seconds: number) => void) | undefined
   /** The jitter's draw, 0–1. @default Math.random */
   readonly random?: () => number
 }
@@ -138,6 +141,9 @@ class LongPoll {
 
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
   async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
+    const { clock } = this.#options
+    const heldAt = clock.now()
+    untimed(reply)
     const unfollow = this.#options.follower.follow()
     // Set in the promise's executor, which runs at once.
     let stopWatching!: () => void
@@ -150,6 +156,7 @@ class LongPoll {
     stopWatching()
     unfollow()
     this.#options.onHeld?.(this.waiters.size)
+    this.#options.onReleased?.(reason, (clock.now() - heldAt) / 1000)
     return reason
   }
 }

@@ -40,6 +40,8 @@ t.test('a replica a block behind the tag waits for a block above the tag\'s heig
   t.ok(Date.now() - startedAt >= 1000, 'after waiting for it')
   const noneCame = await fetch(`${origins[1]}${ROUTE}`, { headers: { 'if-none-match': `"${head + 5}-AAAAAAAAAAAAAAAA"`, prefer: 'wait=1' } })
   t.equal(noneCame.status, 304, 'no block above the tag\'s within the wait: 304, never the older answer')
+  const older = await fetch(`${origins[1]}${ROUTE}`, { headers: { 'if-none-match': `"${head - 5}-AAAAAAAAAAAAAAAA"`, prefer: 'wait=20' } })
+  t.equal(older.status, 200, 'a tag of an older block: the newer answer at once')
 })
 
 t.test('heldTagHeight: the highest height any listed tag names, weak or not', async (t) => {
