@@ -30,7 +30,7 @@ export interface EventsOptions {
 
 export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, quota, metrics }) => {
   const observer = metrics === undefined ? undefined : streamObserver(metrics)
-  const log = new ChainEventLog(new EpochAnchor(chain), REPLAY_WINDOW + 100)
+  const log = new ChainEventLog(new EpochAnchor(chain, chain.clock), REPLAY_WINDOW + 100)
   const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, quota, observer })
   app.addHook('preClose', async () => streams.drain())
   app.addHook('onClose', async () => streams.stop())
