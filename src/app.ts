@@ -203,7 +203,8 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
     cache: options.cache,
     follower,
     quota,
-    onHeld: metrics === undefined ? undefined : (held: number) => metrics.waiting.heldRequests(held)
+    onHeld: metrics === undefined ? undefined : (held: number) => metrics.waiting.heldRequests(held),
+    onReleased: metrics === undefined ? undefined : (reason, seconds) => metrics.waiting.heldReleased(reason, seconds)
   })
   // Beside /v1's routes, not among them: never shed with a 503, nothing for the answer cache.
   await app.register(events, { prefix: '/v1', chain, follower, quota, metrics: metrics?.waiting })

@@ -8,9 +8,26 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 /** The response header naming the block height an answer was read at. */
 export const BLOCK_HEIGHT_HEADER = 'x-block-height'
 
-/** The ETag of an answer's key: the same on every replica at the same height. */
+/**
+ * The ETag of an answer's key: the same on every replica at the same height, and naming that
+ * height (`"<height>-<digest>"`) when the key has one (answer-key.ts's keyAt), so a replica a
+ * block behind the tag's can tell that its client holds a newer block than it has
+ * (heldTagHeight: a long-poll by tag waits for one above it).
+ */
 export function tagOf (key: string): string {
-  return `"${digest(key)}"`
+  const height = /@(\d+)$/.exec(key)?.[1]
+  return height === undefined ? `"${digest(key)}"` : `"${height}-${digest(key)}"`
+}
+
+/** The highest block height a tag of If-None-Match names (tagOf), if any names one. */
+export function heldTagHeight (header: string | undefined): number | undefined {
+  if (header === undefined) return undefined
+  let highest: number | undefined
+  for (const tag of header.split(',')) {
+    const height = /^\s*(?:W\/)?"(\d{1,15})-[\w-]{16}"\s*$/.exec(tag)?.[1]
+    if (height !== undefined) highest = Math.max(highest ?? 0, Number(height))
+  }
+  return highest
 }
 
 /** Sends the answer's height (when it has one) and its tag. */

@@ -36,7 +36,8 @@ export interface StreamHeads {
 /** What the streams report (the metrics). */
 export interface StreamObserver {
   opened (open: number): void
-  closed (open: number): void
+  /** A stream closed, `seconds` after it opened; `open` are left. */
+  closed (open: number, seconds: number): void
   sent (event: ChainEvent): void
   replayed (): void
   reset (): void
@@ -111,7 +112,7 @@ export class EventStreams {
     stream.end(0, this.#options.clock.now())
     open.unfollow()
     this.#quota.give(open.client)
-    this.#options.observer?.closed(this.#open.size)
+    this.#options.observer?.closed(this.#open.size, (this.#options.clock.now() - stream.openedAt) / 1000)
     if (this.#open.size === 0) {
       this.#cancelTick?.()
       this.#cancelTick = undefined

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { heldTagHeight } from '../cache/conditional.js'
 import { answerTag, matchesTag } from '../cache/http-cache.js'
 import { clientOf } from './client-identity.js'
 import { countAsWaiting } from './fair-admission.js'
+import { untimed } from '../metrics/requests.js'
 import { routeClass } from '../cache/route-classes.js'
 import type { ChainHeads } from '../chain/heights.js'
 import type { Clock } from '../clock.js'
@@ -42,6 +44,8 @@ export interface LongPollOptions {
   readonly quota: WaitQuota
   /** Held requests changed (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
+  /** A held request was released after `seconds`, and why (the metrics' histogram). */
+  readonly onReleased?: ((reason: WakeReason, seconds: number) => void) | undefined
   /** The jitter's draw, 0–1. @default Math.random */
   readonly random?: () => number
 }
@@ -123,19 +127,25 @@ class LongPoll {
       stopWatching()
       // A client that left gets no answer built for it (499: nginx's "client closed request").
       if (gone) return reply.code(499).send()
-      const seen = ask.afterHeight ?? (matchesTag(request.headers['if-none-match'], answerTag(request, route, height)) ? height : undefined)
+      const seen = ask.afterHeight ?? seenByTag(request, route, height)
       if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
       const refused = this.#quota.take(client)
       if (refused !== undefined) throw overCap(refused)
       countAsWaiting(reply)
       const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
       this.#quota.give(client)
-      return reason === 'gone' ? reply.code(499).send() : undefined
+      if (reason === 'gone') return reply.code(499).send()
+      // Its tag names a block this replica has still not passed: what it holds is newer than any answer here.
+      if (ask.afterHeight === undefined && seen > height && heads.best <= seen) return reply.code(304).send()
+      return undefined
     }
   }
 
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */
   async #held (reply: FastifyReply, seen: number, waitMs: number): Promise<WakeReason> {
+    const { clock } = this.#options
+    const heldAt = clock.now()
+    untimed(reply)
     const unfollow = this.#options.follower.follow()
     // Set in the promise's executor, which runs at once.
     let stopWatching!: () => void
@@ -148,8 +158,22 @@ class LongPoll {
     stopWatching()
     unfollow()
     this.#options.onHeld?.(this.waiters.size)
+    this.#options.onReleased?.(reason, (clock.now() - heldAt) / 1000)
     return reason
   }
+}
+
+/**
+ * The height a conditional long-poll has seen: this replica's when its tag is the current
+ * answer's; the tag's own when it names a block above this replica's (its client read it from
+ * a replica ahead: it waits for a block above that, not for this replica's older answer);
+ * undefined otherwise (the answer changed: at once).
+ */
+function seenByTag (request: FastifyRequest, route: string, height: number): number | undefined {
+  const header = request.headers['if-none-match']
+  if (matchesTag(header, answerTag(request, route, height))) return height
+  const held = heldTagHeight(header)
+  return held !== undefined && held > height ? held : undefined
 }
 
 /** The long-poll a request asks for, if any; a 400 naming what is allowed for a bad one. */

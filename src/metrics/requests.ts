@@ -6,6 +6,18 @@ import type { Metrics } from './registry.js'
 /** What the request hooks report to (Metrics). */
 export type RequestMetrics = Pick<Metrics, 'requestStarted' | 'requestEnded' | 'requestAnswered' | 'shed' | 'refused' | 'waiting'>
 
+/** Responses not timed in http_request_duration_seconds: see untimed. */
+const UNTIMED = new WeakSet<ServerResponse>()
+
+/**
+ * A held long-poll or an event stream: its length is its wait (or its client's stay), not what
+ * it cost, so it is not timed in http_request_duration_seconds (the slow-p99 alert reads it:
+ * two long-polls among 100 reads put a route's p99 over 2.5 s). waiting.ts times it instead.
+ */
+export function untimed (reply: FastifyReply): void {
+  UNTIMED.add(reply.raw)
+}
+
 /**
  * Request metrics on the public app: in flight and duration by route pattern. Hooks on the
  * root instance, so they see every route, 404s and 405s, and /v1's shed requests
@@ -30,7 +42,7 @@ export function instrumentRequests<Logger extends FastifyBaseLogger, Provider ex
   })
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     // The route's pattern (/v1/epochs/:epoch), never the URL: its values are unbounded.
-    metrics.requestAnswered(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
+    if (!UNTIMED.has(reply.raw)) metrics.requestAnswered(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 }

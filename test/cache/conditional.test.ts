@@ -7,7 +7,8 @@ import { BLOCK_HEIGHT_HEADER, BodyTags, holdsAnswer, matchesTag, tagAnswer, tagO
 
 t.test('If-None-Match matches any listed tag, weak or not, or "*"', async (t) => {
   const etag = tagOf('/v1/participants  @5')
-  t.match(etag, /^"[\w-]{16}"$/)
+  t.match(etag, /^"5-[\w-]{16}"$/, 'the tag names its height')
+  t.match(tagOf('/v1/params'), /^"[\w-]{16}"$/, 'a key of no height: none named')
   t.equal(tagOf('/v1/participants  @5'), etag, 'the same key, the same tag, on any replica')
   t.not(tagOf('/v1/participants  @6'), etag)
   t.ok(matchesTag(etag, etag))

@@ -22,6 +22,7 @@ t.test(`every metric of the table in ${METRICS_DOC}, with its type and labels, a
   metrics.requestAnswered('GET', '/v1/status', 200, 0.001)
   metrics.exchange(1, 'ok', 0.01)
   metrics.readinessProbe('ok')
+  metrics.waiting.heldReleased('head', 1)
   metrics.cacheResult('/v1/epochs/latest', 'hit')
   metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [true], chainHeads: () => [100], chainLags: () => [0] })
   const samples = parseSamples(await metrics.scrape())
@@ -103,6 +104,7 @@ t.test('requests, chain exchanges, shedding and probes by their labels', async (
   metrics.shed('chainQueue')
   metrics.shed('eventLoopDelay')
   metrics.readinessProbe('ok')
+  metrics.waiting.heldReleased('head', 1)
   metrics.readinessProbe('unavailable')
   const text = await metrics.scrape()
   const route = { method: 'GET', route: '/v1/epochs/:epoch', status_code: '200' }

@@ -6,6 +6,7 @@ import { EpochAnchor } from '../../chain/epoch-anchor.js'
 import { ChainEventLog } from '../../chain/event-log.js'
 import { badRequest } from '../../errors.js'
 import { END_FLUSH_MS, EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
+import { untimed } from '../../metrics/requests.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../http/head-follower.js'
 import { waitingClient, whenGone } from '../../http/long-poll.js'
@@ -29,7 +30,7 @@ export interface EventsOptions {
 
 export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { chain, follower, quota, metrics }) => {
   const observer = metrics === undefined ? undefined : streamObserver(metrics)
-  const log = new ChainEventLog(new EpochAnchor(chain), REPLAY_WINDOW + 100)
+  const log = new ChainEventLog(new EpochAnchor(chain, chain.clock), REPLAY_WINDOW + 100)
   const streams = new EventStreams({ heads: chain.heads, follower, clock: chain.clock, source: log, quota, observer })
   app.addHook('preClose', async () => streams.drain())
   app.addHook('onClose', async () => streams.stop())
@@ -49,6 +50,7 @@ export const events: FastifyPluginAsyncTypebox<EventsOptions> = async (app, { ch
     // Refused by a cap: a stream that ends with its retry:, which an EventSource comes back from (a 429 ends it for good).
     if (typeof stream === 'string') return refuseStream(reply, OVER_CAP_RETRY_S, overCap(stream).message)
     whenGone(reply, () => streams.close(stream))
+    untimed(reply)
     // Asks the nodes when the head is old; a stream opened before any head is known starts at the first.
     // (ChainHeads.latest never rejects.)
     chain.heads.latest().then(() => { streams.rise(chain.heads.best) })
@@ -82,7 +84,10 @@ function cursorAsked (header: string | string[] | undefined, query: string | und
 function streamObserver (metrics: WaitingMetrics): StreamObserver {
   return {
     opened: (open) => metrics.streamsOpen(open),
-    closed: (open) => metrics.streamsOpen(open),
+    closed: (open, seconds) => {
+      metrics.streamsOpen(open)
+      metrics.streamClosed(seconds)
+    },
     sent: (event) => metrics.eventSent(event.event),
     replayed: () => metrics.streamResumed('replayed'),
     reset: () => metrics.streamResumed('reset')

@@ -5,7 +5,7 @@ import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
 import type { HeadFollower } from '../../http/head-follower.js'
-import { longPoll } from '../../http/long-poll.js'
+import { longPoll, type LongPollOptions } from '../../http/long-poll.js'
 import type { WaitQuota } from '../../http/wait-quota.js'
 import type { Shedding } from '../../http/shedding.js'
 import { bls } from './bls.js'
@@ -45,12 +45,14 @@ export interface V1Options {
   readonly quota: WaitQuota
   /** Told how many long-polls are held (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
+  /** A held long-poll released (the metrics' histogram of how long). */
+  readonly onReleased?: LongPollOptions['onReleased']
 }
 
-export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld }) => {
+export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld, onReleased }) => {
   await admissionControl(app, shedding, loadShedding, app.fairAdmission)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
-  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld })
+  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld, onReleased })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })
