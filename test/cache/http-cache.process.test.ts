@@ -31,6 +31,11 @@ t.test('a /v1 route without a class refuses to boot', async (t) => {
 /** The service with its answer cache on, listening on a loopback port. */
 async function listening (t: Test, env: Record<string, string> = {}) {
   const built = await buildTestApp(t, { env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', ...env } })
+  // The head known before the test's first read: a fresh replica's first read polls the head
+  // within a 500 ms budget, and a loaded machine that misses it serves that read unpinned,
+  // neither cached nor counted as a miss (a fresh-clone run's "miss" expected, null got; issue
+  // 54). What these tests assert is the cache's answer, not how soon a head is known.
+  await until(async () => { await built.chain.heads.latest(); return built.chain.heads.best > 0 }, 'the replica to know the chain\'s head', { timeoutMs: 20_000, intervalMs: 100 })
   await built.app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = built.app.server.address() as { port: number }
   return { ...built, cache: built.cache!, origin: `http://127.0.0.1:${port}` }
@@ -219,7 +224,8 @@ t.test('with a real store: a pooled answer is served with this replica\'s own ET
   await admin.set(key, seal.encode(key, { contentType: 'application/json; charset=utf-8', body: Buffer.from(built.body) }))
   const reader = await replica()
   const shared = await reader.app.inject('/v1/epochs/latest')
-  t.equal(shared.headers['x-cache'], 'shared')
+  // The reader's warnings go with a failure (a store command past its deadline is one): what made it build its own.
+  t.equal(shared.headers['x-cache'], 'shared', 'served from the pool', { warnings: reader.logs.filter((l) => Number(l.level) >= 40) })
   t.equal(shared.headers.etag, built.headers.etag, 'the tag of its key, as every replica makes it')
   t.equal(shared.body, built.body)
   const hit = await reader.app.inject('/v1/epochs/latest')
