@@ -1,10 +1,10 @@
 import type { Commit, Header } from '../../src/cometbft/types.js'
 import { blockJson, rfc3339, validatorSetJson } from './chain-json.js'
-import { forgedAppHash, type Lies } from './faults.js'
+import { forgedAppHash, type Lies } from './lies.js'
 import { GatewayError, type SimHeights } from './route.js'
 import type { SignedChain } from './signed-chain.js'
 
-// A node's answers from the signed chain (signed-chain.ts), with its lies (faults.ts): the
+// A node's answers from the signed chain (signed-chain.ts), with its lies (lies.ts): the
 // blocks and validator sets of cosmos.base.tendermint.v1beta1, as edge-api's head poll and a
 // light client read them, and CometBFT RPC's /commit?height= (the signed header with the
 // commit for its own height, which the REST block of the height above carries only later).

@@ -20,7 +20,7 @@ import { DEFAULT_VALIDATORS, epochSet, type EpochSet } from './validators.js'
 // at epochs (validators.ts); the set of the block after a change is named as
 // next_validators_hash one block ahead, as CometBFT does.
 //
-// A fork (faults.ts) is a branch of the same chain from a height on: its headers commit to
+// A fork (lies.ts) is a branch of the same chain from a height on: its headers commit to
 // another app hash and are signed by less than a third of the power, the most a light client
 // must survive. Blocks are built on first use and kept: a block needs the one before it, so
 // a chain starts at `firstHeight` (below it nothing is served, as on a pruned node).

@@ -10,7 +10,7 @@ import { SignedChain } from '../../../harness/chain-simulator/signed-chain.js'
 import { startChainSimulator, type ChainSimulator } from '../../../harness/chain-simulator/simulator.js'
 import { getJson, headerOf, lightBlockAt } from '../../fixtures/light/gateway-blocks.js'
 
-// Each lie a node of the simulated chain can tell (harness/chain-simulator/faults.ts), switched
+// Each lie a node of the simulated chain can tell (harness/chain-simulator/lies.ts), switched
 // on a running node, is caught by src/light's verifier or src/verify's proof check with the
 // verdict a light client gives it; a node that is merely behind verifies, only lower.
 
