@@ -78,6 +78,9 @@ t.test('the latest block: header L with the commit for L - 1; RPC /commit signs 
   const block: LightBlock = { signedHeader: { header: head, commit }, validators: chain.validatorSet(Number(head.height)), nextValidators: chain.validatorSet(Number(head.height) + 1) }
   t.same(verifyAdjacent(stateOf(below), block, nowTime(), OPTIONS), { ok: true }, 'the head verifies with RPC\'s commit: V = L')
   t.equal(rpc.result.signed_header.header.app_hash, Buffer.from(head.appHash).toString('hex').toUpperCase(), 'RPC\'s header is the REST one, in hex')
+  const latestSet = await getJson(`${node}/cosmos/base/tendermint/v1beta1/validatorsets/latest`)
+  t.same(latestSet, await getJson(`${node}/cosmos/base/tendermint/v1beta1/validatorsets/${head.height}`), 'validatorsets/latest is the head\'s set')
+  t.equal(latestSet.validators[0].address.startsWith('gonkavalcons1'), true, 'named by bech32 consensus addresses')
 })
 
 t.test('blocks below the chain\'s first height and above the head are refused as a node refuses them', async (t) => {
