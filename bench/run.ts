@@ -18,6 +18,7 @@ import type { Context } from './suites/context.js'
 import { fairness } from './suites/fairness.js'
 import { fanout } from './suites/fanout.js'
 import { hedging } from './suites/hedging.js'
+import { lightFollow } from './suites/light-follow.js'
 import { lifecycle } from './suites/lifecycle.js'
 import { memory } from './suites/memory.js'
 import { metrics } from './suites/metrics.js'
@@ -34,9 +35,9 @@ import { waiting } from './suites/waiting.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness], ['17', waiting], ['18', operatorProxy]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness], ['17', waiting], ['18', operatorProxy], ['19', lightFollow]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 

@@ -6,8 +6,13 @@ import type { Clock } from '../clock.js'
 // A new head then reaches them through ChainHeads.onHead, as a head from an answer or from the
 // pool's hints (the shared tier) does.
 
-/** Between head polls while anyone waits: the most a waiter learns of a block late (the 50 ms wake-up goal). */
-export const FOLLOW_MS = 25
+/**
+ * Between head polls while anyone waits: the most a waiter learns of a block late. Blocks come
+ * every 6-8 s, so 200 ms is 3% of a block's time, at 5 requests a second per node per replica
+ * while anyone waits (one browser tab's stream); at 25 ms it was 40 (and 1365d2e's 50 ms
+ * wake-up goal). A head any answer or the pool's hints tell wakes waiters at once all the same.
+ */
+export const FOLLOW_MS = 200
 
 /** What the follower asks: ChainHeads.poll(), one at a time and never rejecting. */
 export interface HeadPoller {

@@ -1,0 +1,35 @@
+import t from 'tap'
+import { BlockClock } from '../../../harness/chain-simulator/block-clock.js'
+import { SignedChain } from '../../../harness/chain-simulator/signed-chain.js'
+import { startChainSimulator } from '../../../harness/chain-simulator/simulator.js'
+import { serveMain } from '../../fixtures/serve-main.js'
+
+// The signed chain as edge-api itself reads it, over real sockets: node dist/main.js in front
+// of a signed-chain node follows its head and checks its blocks' commits with its own
+// verifier (GET /v1/debug/verify/{height}: the block's last_commit against the set at the
+// height below, fetched page by page) — the chain's JSON is the gateway's, not only the
+// tests' decoder's. A fork node's commits, signed by under a third, are refused by it.
+
+t.setTimeout(120_000)
+
+t.test('dist/main.js reads the signed chain: its head, and 100-validator commits that verify; a fork\'s do not', async (t) => {
+  const clock = new BlockClock()
+  const chain = new SignedChain({ validators: 100, firstHeight: clock.height - 30 })
+  const sim = await startChainSimulator(0, { clock, chain })
+  t.teardown(async () => { await sim.close() })
+  const { origin } = await serveMain(t, [sim], { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' })
+  const get = async (path: string): Promise<{ status: number, headers: Headers, body: string }> => {
+    const res = await fetch(origin + path, { signal: AbortSignal.timeout(30_000) })
+    return { status: res.status, headers: res.headers, body: await res.text() }
+  }
+  const status = await get('/v1/epochs/latest')
+  t.equal(status.status, 200, `a latest-state read is served: ${status.body.slice(0, 200)}`)
+  t.equal(Number(status.headers.get('x-block-height')), clock.height, 'at the signed chain\'s head')
+  for (const height of [clock.height - 25, clock.height - 1]) {
+    const verified = await get(`/v1/debug/verify/${height}`)
+    t.equal(verified.status, 200, `block ${height}'s commit verifies in edge-api: ${verified.body.slice(0, 200)}`)
+  }
+  sim.lies.forkFrom = clock.height - 10
+  const forked = await get(`/v1/debug/verify/${clock.height - 5}`)
+  t.not(forked.status, 200, `a fork block's commit (under a third signed) is refused: ${forked.status} ${forked.body.slice(0, 200)}`)
+})
