@@ -6,6 +6,7 @@ import type { RateCounter, Take } from '../shared/rate-counter.js'
 import { clientOf } from './client-identity.js'
 import { isPreflight } from './cors.js'
 import { LocalRateCounter } from './local-rate-counter.js'
+import { refuseStream, wantsStream } from './stream-refusal.js'
 
 // EDGE_API_RATE_LIMIT: a token bucket per client (clientOf), counted across the pool when a
 // store is there (src/shared/rate-counter.ts) and by this replica otherwise. The store is never
@@ -46,6 +47,7 @@ export class RateLimiter {
   readonly #interval: number
   readonly #tolerance: number
   readonly #policy: string
+  readonly #message: string
   readonly #body: string
   readonly #pool: RateCounter | undefined
   readonly #local: LocalRateCounter
@@ -63,7 +65,8 @@ export class RateLimiter {
     this.#interval = windowMs / requests
     this.#tolerance = this.#interval * burst
     this.#policy = policyField(this.#interval, burst, this.#tolerance)
-    this.#body = JSON.stringify({ message: `Too Many Requests: this client is over its limit of ${requests} requests per ${formatDuration(windowMs)}` })
+    this.#message = `Too Many Requests: this client is over its limit of ${requests} requests per ${formatDuration(windowMs)}`
+    this.#body = JSON.stringify({ message: this.#message })
     this.#pool = options.pool
     this.#local = options.local ?? new LocalRateCounter()
     this.#log = options.log
@@ -81,6 +84,8 @@ export class RateLimiter {
     reply.header('ratelimit', `"default";r=${take.remaining};t=${seconds}`)
     if (take.taken) return undefined
     this.#onRefused?.()
+    // An event stream's refusal is one an EventSource comes back from (stream-refusal.ts): a 429 would end it for good.
+    if (wantsStream(request)) return refuseStream(reply, seconds, this.#message)
     reply.code(429).header('retry-after', String(seconds)).header('content-type', 'application/json; charset=utf-8')
     return reply.send(this.#body)
   }
