@@ -106,22 +106,27 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     await Promise.all(Array.from({ length: 30 }, (_, i) => get(`/v1/bls/epoch/${i + 1}`)))
     node1.clearFaults()
   }
+  // Waiting clients, for the held-durations panel: a long-poll held a second at the head (timed
+  // out: no block lands here) and a stream its client closes. Twice, a few scrapes apart: their
+  // series are born with their first observation, and a rate needs an increase after it.
+  const waitingClients = async (): Promise<void> => {
+    const head = (await fetch(`${origin}/v1/epochs/latest`)).headers.get('x-block-height')
+    const stream = new AbortController()
+    const streamRes = await fetch(`${origin}/v1/events`, { signal: stream.signal })
+    const held = await fetch(`${origin}/v1/epochs/latest?afterHeight=${head}&wait=1`)
+    await held.arrayBuffer()
+    stream.abort()
+    await streamRes.body?.cancel().catch(() => {})
+    t.equal(held.status, 200, 'a long-poll was held and answered')
+  }
+  await waitingClients()
   await delay(3000)
   await shedBurst()
   await delay(3000)
   await shedBurst()
   await delay(3000)
   t.ok((statuses.get(503) ?? 0) >= 2, `requests were shed (${statuses.get(503)} × 503)`)
-  // Waiting clients, for the held-durations panel: a long-poll held a second at the head (woken
-  // by a block or timed out: either is an observation), and a stream its client closes.
-  const head = (await fetch(`${origin}/v1/epochs/latest`)).headers.get('x-block-height')
-  const stream = new AbortController()
-  const streamRes = await fetch(`${origin}/v1/events`, { signal: stream.signal })
-  const held = await fetch(`${origin}/v1/epochs/latest?afterHeight=${head}&wait=1`)
-  await held.arrayBuffer()
-  stream.abort()
-  await streamRes.body?.cancel().catch(() => {})
-  t.equal(held.status, 200, 'a long-poll was held and answered')
+  await waitingClients()
   await delay(3000)
   const beforeDrain = Date.now() / 1000
 
