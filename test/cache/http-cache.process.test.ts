@@ -179,14 +179,9 @@ t.test('concurrent misses on their own connections cost one build: one miss, the
   t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
 })
 
-// The store's deadline for the pooled replicas: what these tests assert is the pool's answer, not
-// the deadline (test/shared/ has its own tests). At 1 s a loaded machine missed it now and then:
-// the read was then built here and the refused answer never replaced (two fresh-clone runs).
-const POOL_STORE_TIMEOUT = '5s'
-
 /** A replica of a pool sharing answers through the store at `redisUrl`, once it knows the chain's network. */
 async function pooledReplica (t: Test, sim: ChainSimulator, redisUrl: string): Promise<Awaited<ReturnType<typeof buildTestApp>>> {
-  const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redisUrl, EDGE_API_REDIS_TIMEOUT: POOL_STORE_TIMEOUT } })
+  const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redisUrl, EDGE_API_REDIS_TIMEOUT: '1s' } })
   // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
   await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
   // And the chain's head, by another latest-state read (/v1/participants, as pooledPair did): a fresh replica's first
