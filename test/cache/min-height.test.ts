@@ -1,6 +1,8 @@
 import t from 'tap'
 import { buildTestApp } from '../fixtures/app.js'
 import { until } from '../../harness/wait.js'
+import { within } from '../../harness/deadline.js'
+import { ManualClock } from '../fixtures/manual-clock.js'
 import { startChainNodes as nodes } from '../fixtures/chain.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 import { MIN_HEIGHT_ABSURD_FACTOR, MIN_HEIGHT_AHEAD_BLOCKS, MIN_HEIGHT_HEADER, MIN_HEIGHT_MAX_WAITERS, MIN_HEIGHT_WAIT_MS, minimumHeight } from '../../src/cache/min-height.js'
@@ -13,6 +15,22 @@ const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
 // Spelled as the README tells clients to send it, not by the module's constant.
 const withMin = (minimum: number | string, headers: Record<string, string> = {}): { headers: Record<string, string> } =>
   ({ headers: { 'X-Min-Block-Height': String(minimum), ...headers } })
+
+/**
+ * A read whose minimum no node reaches, its wait run out on the chain client's manual clock:
+ * once the read waits and its first poll has ended (two timers that keep the process alive on
+ * the clock: the wait's and the poll's spacing; a hanging node's poll ends at its own budget,
+ * on the real clock), the clock is moved MIN_HEIGHT_WAIT_MS on, firing the spacing on the way,
+ * instead of 2 s of the machine's time per read (issue 54). A read the first poll ended is
+ * returned as it is.
+ */
+async function waitedOut<T> (time: ManualClock, read: Promise<T>): Promise<T> {
+  let ended = false
+  read.then(() => { ended = true }, () => { ended = true })
+  await until(() => ended || time.keepingAlive >= 2, 'the read to wait for its minimum and its first poll to end')
+  if (!ended) await time.advance(MIN_HEIGHT_WAIT_MS)
+  return await within(read, 'the read to end when its wait ran out')
+}
 
 t.test('the header is one block height: anything else is a 400 that says what is wrong', async (t) => {
   t.equal(minimumHeight({}), undefined, 'absent: no minimum')
@@ -73,7 +91,10 @@ for (const cache of ['0', '1MiB']) {
     t.ok(polls >= 2 && polls <= 12, `${polls} head polls while waiting, at most one per 100 ms`)
     t.same(sim!.askedHeights.filter((_h, i) => (sim!.requests[i] as string).startsWith(EPOCH_INFO)), [height + 1], 'the answer read at it')
 
-    const none = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 3) })
+    // A node that does not get there: the wait runs out on the chain client's (manual) clock.
+    const time = new ManualClock()
+    const { app: timed } = await buildTestApp(t, { sim, chain: { clock: time }, env: { EDGE_API_CACHE_SIZE: cache, EDGE_API_HEAD_MAX_AGE: '1m' } })
+    const none = await waitedOut(time, timed.inject({ url: '/v1/epochs/latest', ...withMin(height + 3) }))
     t.equal(none.statusCode, 503)
     t.equal(none.headers['retry-after'], '1')
     t.same(none.json(), { message: `no chain node of this replica has reached block ${height + 3} (X-Min-Block-Height) within ${MIN_HEIGHT_WAIT_MS} ms; its highest is ${height + 1}; retry shortly` })
@@ -223,27 +244,29 @@ t.test('a node slow to tell its head is asked again as soon as the spacing allow
 
 t.test('nodes that tell no head while a read waits: 503 at the bound, never the 400 of a height judged on stale heads', async (t) => {
   const { sims: [sim] } = await nodes(t, [0])
-  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
+  const time = new ManualClock()
+  const { app } = await buildTestApp(t, { sim, chain: { clock: time }, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m' } })
   const height = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
   sim!.hang(LATEST_BLOCK_PATH)
   // Absurd against the last head known: judged only on a head a node has just told.
-  const far = await app.inject({ url: '/v1/epochs/latest', ...withMin((height + 2 + MIN_HEIGHT_AHEAD_BLOCKS) * MIN_HEIGHT_ABSURD_FACTOR + 1) })
-  t.equal(far.statusCode, 503)
+  const far = await waitedOut(time, app.inject({ url: '/v1/epochs/latest', ...withMin((height + 2 + MIN_HEIGHT_AHEAD_BLOCKS) * MIN_HEIGHT_ABSURD_FACTOR + 1) }))
+  t.equal(far.statusCode, 503, 'the heads are stale: 503, not the 400 of an absurd height')
   t.equal(far.headers['retry-after'], '1')
   sim!.clearFaults()
   await sim!.refuse()
-  const refused = await app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1000) })
+  const refused = await waitedOut(time, app.inject({ url: '/v1/epochs/latest', ...withMin(height + 1000) }))
   t.equal(refused.statusCode, 503, 'a node that refuses: the same')
   await sim!.restore()
 })
 
 t.test('a node that tells no height (latest-state reads go unpinned): a minimum cannot be promised, 503; without it, 200', async (t) => {
   const { sims: [sim] } = await nodes(t, [0])
-  const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
+  const time = new ManualClock()
+  const { app } = await buildTestApp(t, { sim, chain: { clock: time }, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
   sim!.tellsHeight = false
   sim!.fail(LATEST_BLOCK_PATH, 12, 'Not Implemented', 501)
   t.equal((await app.inject('/v1/epochs/latest')).statusCode, 200, 'read unpinned, as the Go service read')
-  const res = await app.inject({ url: '/v1/epochs/latest', ...withMin(5) })
+  const res = await waitedOut(time, app.inject({ url: '/v1/epochs/latest', ...withMin(5) }))
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '1')
   t.match(res.json().message, /^no chain node of this replica has reached block 5 \(X-Min-Block-Height\)/)

@@ -50,19 +50,28 @@ for (const cache of ['0', '1MiB']) {
   })
 }
 
-t.test('two nodes, the preferred one 5 blocks behind: 2 500 sequential reads of /v1/epochs/latest never go backwards, never 4xx', { timeout: 120_000 }, async (t) => {
+t.test('two nodes, the preferred one 5 blocks behind: sequential reads of /v1/epochs/latest across 150 blocks never go backwards, never 4xx', async (t) => {
   const { clock, sims: [behind, ahead] } = await startChainNodes(t, [5, 0])
   const { app, logs } = await buildTestApp(t, {
     sim: behind,
     env: { CHAIN_REST_URL: `${behind!.url},${ahead!.url}`, EDGE_API_CACHE_SIZE: '0', EDGE_API_HEAD_MAX_AGE: '10ms', EDGE_API_LOG_LEVEL: 'info' }
   })
-  // A block every 25 ms, the head asked for every 10 ms: a real chain's ~5 s and 1 s, faster
-  // (several hundred blocks, each a chance to answer from the lagging node, in ~15 s).
+  // A block every 25 ms, the head asked for every 10 ms: a real chain's ~5 s and 1 s, faster.
+  // What is proved happens at each block (a new head, a chance to answer from the lagging
+  // node), so the reads run until 150 blocks have been served, not for a count of reads: a
+  // loaded machine reads fewer per block and proves the same (issue 54: 2 500 reads took 22 s).
+  const BLOCKS = 150
+  // Far above the ~4 s it takes alone: only a chain that stopped moving gets near it.
+  const LIMIT_MS = 120_000
+  const start = Number((await app.inject('/v1/epochs/latest')).headers['x-block-height'])
   clock.every(25)
   let previous = 0
   let backwards = 0
+  let reads = 0
   const statuses = new Map<number, number>()
-  for (let i = 0; i < 2_500; i++) {
+  const deadline = performance.now() + LIMIT_MS
+  while (previous < start + BLOCKS && performance.now() < deadline) {
+    reads++
     const res = await app.inject('/v1/epochs/latest')
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
     if (res.statusCode !== 200) continue
@@ -73,8 +82,8 @@ t.test('two nodes, the preferred one 5 blocks behind: 2 500 sequential reads of 
   }
   clock.stop()
   t.equal(backwards, 0, '0 answers lower than the previous one')
-  t.same([...statuses], [[200, 2_500]], 'every read 200: 0 4xx')
-  t.ok(previous > 1843210, `the served height moved with the chain, to ${previous}`)
+  t.same([...statuses], [[200, reads]], `every read 200: 0 4xx (${reads} reads)`)
+  t.ok(previous >= start + BLOCKS, `the served height moved with the chain ${BLOCKS} blocks within ${LIMIT_MS} ms, to ${previous}`)
   t.equal(behind!.count('/productscience/inference/inference/epoch_info'), 0, 'the lagging node took no latest-state read')
   const changes = logs.filter((l) => l.msg.startsWith('chain node lagging') || l.msg === 'chain node caught up')
   t.same(changes.map((l) => [l.msg, l.node, l.best as number - (l.head as number)]), [['chain node lagging; no latest-state reads until it catches up', behind!.url, 5]], 'one log line for the change')

@@ -185,7 +185,7 @@ t.test('a preflight is answered 204 while the replica sheds, and the 503 is read
   readableByPage(t, shed[0] ?? {}, 'the 503')
 })
 
-t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the load, growing while the loop keeps up', async (t) => {
+t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the load, growing while the loop keeps up, back at its floor while it is busy', async (t) => {
   const { origin, sim, loop, app } = await replica(t, {}, 0)
   sim.latency(5000, '/productscience/inference/inference/inference_participant/heavy')
   const heavy = client(t, origin, '127.0.0.15', 256)
@@ -208,6 +208,11 @@ t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the loa
   t.ok(served > 3 * STEP_PER_S * seconds, `${served} of 600 served in ${seconds.toFixed(1)} s (frozen: at most ~${Math.round(STEP_PER_S * seconds)})`)
   // Frozen, it stays at exactly STEP_PER_S; grown, it follows what the last samples used (measured 522/s alone, 135/s under coverage at load 20).
   t.ok(app.fairAdmission.excessPerSecond > 2 * STEP_PER_S, `the pace grew to ${Math.round(app.fairAdmission.excessPerSecond)}/s`)
+  // The busy tier with no delay target: busy by utilisation alone (the delay far under any
+  // quarter), each sample halves the pace, to its floor in ten (issue 54: the tier rested on
+  // one test; this one fails too when busy samples no longer slow the far-over client).
+  loop.feed(BUSY, 10)
+  t.equal(app.fairAdmission.excessPerSecond, MIN_PER_S, 'ten busy samples (the loop nearly always running): the pace back at its floor')
   await Promise.all(inFlight)
 })
 

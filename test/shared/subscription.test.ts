@@ -9,7 +9,8 @@ const WHY = 'the shared subscription\'s tests'
 
 // The subscribing connection (through SharedStore, as the tier opens it) against a real
 // redis-server started after it, killed and restarted: heard from whenever the store first
-// answers, its state told. A refused subscription asked again: test/shared/shared-answers.test.ts.
+// answers, its state told. A refused subscription asked again: the ACL and the BUSY tests
+// below, and test/shared/shared-answers.test.ts.
 
 interface Logged { level: 'info' | 'warn', message: string }
 
@@ -167,4 +168,44 @@ t.test('closed while its subscription waits for a frozen store (SIGSTOP): nothin
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.same(seen.subscription, [], 'no state told after the close')
   t.notOk(lines.some((l) => l.message.startsWith('shared subscription')), 'no line either')
+})
+
+t.test('a SUBSCRIBE the store refuses for a while (BUSY: a script running) is asked again on the next \'ready\': heard, and up', async (t) => {
+  if (!requireTool(t, 'redis-server', WHY)) return
+  const redis = await RedisServer.start()
+  t.teardown(async () => { await redis.stop() })
+  const admin = await redis.admin()
+  await admin.configSet('busy-reply-threshold', '50')
+  const seen = observer()
+  const store = await SharedStore.open({ url: redis.url, log: recorder().log, observer: seen, commandTimeoutMs: 1000 })
+  t.teardown(() => store.close())
+  store.subscribe('answers', () => {})
+  await until(() => store.hearing, 'the first channel held')
+  // Connected before the script: while it runs the store answers a new connection BUSY too.
+  const killer = admin.duplicate()
+  killer.on('error', () => {})
+  await killer.connect()
+  t.teardown(async () => { await killer.disconnect().catch(() => {}) })
+  // A script that never ends: past busy-reply-threshold the store answers BUSY to a SUBSCRIBE.
+  const scripting = admin.duplicate()
+  scripting.on('error', () => {})
+  await scripting.connect()
+  t.teardown(async () => { await scripting.disconnect().catch(() => {}) })
+  scripting.eval('while true do end', { keys: [], arguments: [] }).catch(() => {})
+  const busy = async (): Promise<boolean> => await killer.ping().then(() => false, (err: Error) => err.message.startsWith('BUSY'))
+  await until(busy, 'the store answering BUSY')
+  const heard: string[] = []
+  store.subscribe('heads', (message) => heard.push(message))
+  await until(() => seen.subscription.at(-1) === 'down', 'the refused SUBSCRIBE says the subscription down')
+  await killer.scriptKill()
+  // The script ends at its next check: until then the store still answers BUSY.
+  await until(async () => !(await busy()), 'the store answering again once the script is killed')
+  // The store answers again; the next connection's 'ready' asks for the refused channel.
+  await killer.clientKill({ filter: 'TYPE', type: 'pubsub' })
+  await until(async () => {
+    await killer.publish('heads', 'h')
+    return heard.length > 0
+  }, 'a message on the channel once refused is heard after the reconnection', { timeoutMs: 10_000 })
+  await until(() => store.hearing, 'up once both channels are held', { timeoutMs: 5000 })
+  t.same(await killer.pubSubNumSub('heads'), { heads: 1 }, 'subscribed on the store')
 })
