@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { connect } from 'node:net'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { showStat } from './haproxy.js'
 import { until } from './wait.js'
 
 // An operator's own proxy in front of the replicas, as a Kubernetes ingress is (issue 52,
@@ -77,16 +77,8 @@ export class OperatorProxy {
    * one already open), from `show stat` (the backend's connect and reuse columns).
    */
   async upstream (): Promise<{ opened: number, reused: number }> {
-    const socket = connect(join(this.#dir, 'sock'))
-    await once(socket, 'connect')
-    socket.end('show stat\n')
-    let text = ''
-    socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
-    await once(socket, 'end')
-    const [header = '', ...rows] = text.trim().split('\n')
-    const columns = header.replace(/^# /, '').split(',')
-    const backend = rows.map((row) => row.split(',')).find((cells) => cells[0] === 'replicas' && cells[1] === 'BACKEND') ?? []
-    const column = (name: string): number => Number(backend[columns.indexOf(name)] ?? NaN)
+    const backend = (await showStat(join(this.#dir, 'sock'), 'replicas')).find((row) => row.svname === 'BACKEND')
+    const column = (name: string): number => Number(backend?.[name] ?? NaN)
     return { opened: column('connect'), reused: column('reuse') }
   }
 
