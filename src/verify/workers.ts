@@ -20,7 +20,11 @@ import { NamedError } from '../named-error.js'
 //
 // Every task settles: its answer comes back as bytes (outcome.ts), and it has a time limit:
 // past it (or when the request's signal aborts: the client left) Piscina terminates the
-// thread, whatever the task is doing, and the next task starts a new one.
+// thread, whatever the task is doing, and the next task starts a new one. The limit is the
+// task's, not the thread's start: its clock starts once a thread has loaded its module (at
+// nice +10 on a busy machine, or under tsx which compiles it first, a start took over the
+// whole 5 s and the first commit check of `npm run demo` answered 503). A start has its own,
+// wider limit, THREAD_START_LIMIT_MS.
 
 // The worker module next to this one: .ts under the test runner and tsx, .js once built.
 const WORKER = new URL(`./worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url).href
@@ -51,7 +55,14 @@ export interface TaskOptions {
   readonly signal: AbortSignal
 }
 
+/** A thread that has not loaded its module by then is as good as stuck: its task ends as past its time limit. */
+export const THREAD_START_LIMIT_MS = 30_000
+
 let pool: Piscina | undefined
+/** A thread has loaded the worker module and none has gone since (maxThreads is 1). */
+let threadReady = false
+/** Called when a thread is ready: the clocks of the tasks that waited for it. */
+const onThreadReady = new Set<() => void>()
 
 // Piscina is loaded by the first task, not at start: the verify routes are off by default,
 // and loading it is about 25 ms of every start's CPU (docs/performance.md). Its CommonJS
@@ -74,6 +85,12 @@ export function workers (): Piscina {
     // log it); one that fails idle takes nothing with it, and the next task starts a new one.
     // Without a listener, Node would treat the event as an uncaught exception and exit.
     pool.on('error', () => {})
+    pool.on('workerCreate', () => {
+      threadReady = true
+      for (const start of onThreadReady) start()
+      onThreadReady.clear()
+    })
+    pool.on('workerDestroy', () => { threadReady = false })
   }
   return pool
 }
@@ -100,14 +117,24 @@ export async function verifyProofInWorker (task: ProofTask, options: TaskOptions
 }
 
 async function run<T extends Outcome<unknown>> (name: string, input: unknown, options: TaskOptions, transferList?: ArrayBuffer[]): Promise<T> {
-  const timeLimit = AbortSignal.timeout(options.timeLimitMs)
-  const signal = AbortSignal.any([options.signal, timeLimit])
+  const pool = workers()
+  const timeLimit = new AbortController()
+  let timer = setTimeout(() => { timeLimit.abort() }, threadReady ? options.timeLimitMs : THREAD_START_LIMIT_MS)
+  const startClock = (): void => {
+    clearTimeout(timer)
+    timer = setTimeout(() => { timeLimit.abort() }, options.timeLimitMs)
+  }
+  if (!threadReady) onThreadReady.add(startClock)
+  const signal = AbortSignal.any([options.signal, timeLimit.signal])
   let answer: Uint8Array
   try {
-    answer = await workers().run(input, { name, signal, transferList }) as Uint8Array
+    answer = await pool.run(input, { name, signal, transferList }) as Uint8Array
   } catch (err) {
-    if (timeLimit.aborted && !options.signal.aborted) throw new TaskTimeLimitError(options.timeLimitMs)
+    if (timeLimit.signal.aborted && !options.signal.aborted) throw new TaskTimeLimitError(options.timeLimitMs)
     throw err
+  } finally {
+    clearTimeout(timer)
+    onThreadReady.delete(startClock)
   }
   return decodeOutcome(answer) as T
 }
