@@ -13,7 +13,7 @@ import t from 'tap'
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['named-error', 'errors', 'byte-size', 'duration', 'build-info', 'bounded-limit', 'fair-queue', 'clock', 'wire'],
   ['cometbft', 'verify', 'chain', 'light'],
-  ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'edge-settings', 'logger'],
+  ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'edge-settings', 'logger', 'proven'],
   ['shared'],
   ['metrics'],
   ['http'],

@@ -159,6 +159,16 @@ export class ChainClient implements ChainReader {
     return context === undefined ? this.#unhedged : this.#unhedgedReader(context)
   }
 
+  /**
+   * Reads asked of node `index` (0-based, CHAIN_REST_URL's order) alone, with no failover or
+   * hedging, `context`'s: reads whose answer judges the node that gave it (a proof read,
+   * src/proven/). Limited, coalesced, timed out, counted and traced as every read.
+   */
+  fromNode (index: number, context: ReadContext = NO_CONTEXT): ChainReader {
+    if (this.#nodes.all[index] === undefined) throw new RangeError(`no chain node ${index}; there are ${this.nodeCount}`)
+    return { height: undefined, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), hedged: false, node: index, trace: context.trace, client: context.client })).value }
+  }
+
   #unhedgedReader (context: ReadContext): ChainReader {
     return { height: undefined, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), hedged: false, trace: context.trace, client: context.client })).value }
   }
@@ -231,6 +241,8 @@ export class ChainClient implements ChainReader {
    */
   async #read (request: ReadRequest): Promise<Answer> {
     const outcome = await this.#deadlines.run(this.#timeoutMs, async (deadline) => {
+      const { node, target: path, trace, height } = request
+      if (node !== undefined) return this.#exchange.send(this.#nodes.all[node] as ChainNode, { path, deadline, attempt: 1, trace, height })
       const read = this.#choice.begin(request, deadline)
       return request.hedged && this.#hedged !== undefined ? this.#hedged.run(read) : this.#choice.failover(read)
     })

@@ -37,8 +37,9 @@ export class ReadFront {
   answer (request: ReadRequest): Promise<Answer> {
     if (!this.#coalesce) return this.#limited(request)
     // One upstream read, hedged at most once, however many share it; an unhedged read never
-    // joins a hedged one.
-    const key = `${request.hedged ? '' : '!'}${request.height ?? (request.latest === true ? 'latest' : '')} ${request.target}`
+    // joins a hedged one, and
+    // one node's read never joins another's (nor the choice of node's).
+    const key = `${request.node === undefined ? '' : `@${request.node}`}${request.hedged ? '' : '!'}${request.height ?? (request.latest === true ? 'latest' : '')} ${request.target}`
     const shared = this.#pending.get(key)
     if (shared !== undefined) return shared
     const read = this.#limited(request).finally(() => this.#pending.delete(key))

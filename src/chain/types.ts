@@ -52,6 +52,11 @@ export interface ReadRequest {
   readonly trace?: ChainTrace | undefined
   /** The request's client: whose turn the read waits for in the read queue (fair-queue.ts); NO_CLIENT for no request. */
   readonly client: string
+  /**
+   * Asked of this node alone (0-based, CHAIN_REST_URL's order), with no failover: a read whose
+   * answer judges the node that gave it (a proof, src/proven/). @default the choice of node
+   */
+  readonly node?: number | undefined
 }
 
 /**
