@@ -42,15 +42,20 @@ export interface ProvenRoute {
   readonly answered: (answer: Record<string, any>) => unknown
 }
 
-/** The proven value of `key`: its bytes, or null when proven absent; undefined when not proven yet. */
-function valueOf (proven: ProvenValues, key: Uint8Array): Uint8Array | null | undefined {
-  return proven.get(keyId(key))
+/** The proven value of `key`; undefined when proven absent or not proven yet. */
+function valueOf (proven: ProvenValues, key: Uint8Array): Uint8Array | undefined {
+  return proven.get(keyId(key)) ?? undefined
+}
+
+/** `decode` of the proven value of `key`; undefined when proven absent or not proven yet. */
+function decoded<T> (proven: ProvenValues, key: Uint8Array | undefined, decode: (bytes: Uint8Array) => T): T | undefined {
+  const value = key === undefined ? undefined : valueOf(proven, key)
+  return value === undefined ? undefined : decode(value)
 }
 
 /** The effective epoch, once EffectiveEpochIndex is proven (present). */
 function effectiveEpoch (proven: ProvenValues): bigint | undefined {
-  const value = valueOf(proven, effectiveEpochIndexKey())
-  return value === undefined || value === null ? undefined : uint64Value(value)
+  return decoded(proven, effectiveEpochIndexKey(), uint64Value)
 }
 
 /** The epoch a participants request names: its number, or the effective one for "current". */
@@ -61,8 +66,7 @@ function participantsEpoch ({ params }: RouteRequest, proven: ProvenValues): big
 /** The current parent group, once proven present. */
 function parentGroup (proven: ProvenValues): EpochGroupValue | undefined {
   const epoch = effectiveEpoch(proven)
-  const value = epoch === undefined ? undefined : valueOf(proven, epochGroupDataKey(epoch, ''))
-  return value === undefined || value === null ? undefined : epochGroupValue(value)
+  return decoded(proven, epoch === undefined ? undefined : epochGroupDataKey(epoch, ''), epochGroupValue)
 }
 
 /** EffectiveEpochIndex, the parent group, and one sub-group per model it lists (at the parent's epoch_index, as edge-api asks). */
@@ -79,8 +83,7 @@ function servedModels (proven: ProvenValues): { price: bigint, snapshots: NonNul
   const parent = parentGroup(proven)
   if (parent === undefined) return { price: 0n, snapshots: [] }
   const snapshots = parent.sub_group_models.flatMap((id) => {
-    const value = valueOf(proven, epochGroupDataKey(parent.epoch_index, id))
-    const snapshot = value === undefined || value === null ? undefined : epochGroupValue(value).model_snapshot
+    const snapshot = decoded(proven, epochGroupDataKey(parent.epoch_index, id), epochGroupValue)?.model_snapshot
     return snapshot === undefined ? [] : [snapshot]
   })
   return { price: parent.unit_of_compute_price, snapshots }
@@ -91,25 +94,19 @@ function latestEpochKeys (proven: ProvenValues): Uint8Array[] {
   const epoch = effectiveEpoch(proven)
   if (epoch === undefined) return []
   const upcoming = epochKey(epoch + 1n)
-  return valueOf(proven, upcoming) === null ? [upcoming, epochKey(epoch)] : [upcoming]
-}
-
-function latestEpoch (proven: ProvenValues): unknown {
-  const [upcoming, effective] = latestEpochKeys(proven)
-  const value = valueOf(proven, (effective ?? upcoming) as Uint8Array)
-  return value === undefined || value === null ? undefined : epochValue(value)
+  return proven.get(keyId(upcoming)) === null ? [upcoming, epochKey(epoch)] : [upcoming]
 }
 
 function epochInfo (request: RouteRequest, proven: ProvenValues): unknown {
-  const params = valueOf(proven, paramsKey())
-  const event = valueOf(proven, activeConfirmationPoCEventKey())
+  const event = decoded(proven, activeConfirmationPoCEventKey(), confirmationEventValue)
   return {
     block_height: request.height,
-    latest_epoch: latestEpoch(proven),
-    epoch_params: params === undefined || params === null ? undefined : epochParamsValue(params),
+    // The last key named is the one GetLatestEpoch answers with.
+    latest_epoch: decoded(proven, latestEpochKeys(proven).at(-1), epochValue),
+    epoch_params: decoded(proven, paramsKey(), epochParamsValue),
     // The chain's EpochInfo: active exactly when the Item holds an event.
-    is_confirmation_poc_active: event !== undefined && event !== null,
-    active_confirmation_poc_event: event === undefined || event === null ? undefined : confirmationEventValue(event)
+    is_confirmation_poc_active: event !== undefined,
+    active_confirmation_poc_event: event
   }
 }
 
@@ -136,7 +133,7 @@ export const PROVEN_ROUTES: readonly ProvenRoute[] = [
       const epoch = participantsEpoch(request, proven)
       const value = epoch === undefined ? undefined : valueOf(proven, activeParticipantsKey(epoch))
       // Proven absent: the answer is a 404, with nothing in it to compare.
-      if (value === undefined || value === null) return undefined
+      if (value === undefined) return undefined
       return { active_participants: decodeActiveParticipants(value), active_participants_bytes: Buffer.from(value).toString('hex') }
     },
     answered: (answer) => pick(answer, 'active_participants', 'active_participants_bytes')

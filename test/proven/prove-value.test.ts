@@ -29,7 +29,7 @@ let hashes: Awaited<ReturnType<typeof verifiedHashes>>
 t.before(async () => {
   honest = await startChainSimulator(0, { clock, chain })
   liar = await startChainSimulator(0, { clock, chain })
-  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 5000, concurrency: 4, observer, nodeBackoff: { initialMs: 60_000, maxMs: 60_000 } })
+  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 30_000, concurrency: 4, observer, nodeBackoff: { initialMs: 60_000, maxMs: 60_000 } })
   hashes = await verifiedHashes(honest.url, [V])
 })
 t.teardown(async () => { await Promise.all([client.close(), honest.close(), liar.close()]) })
@@ -100,6 +100,8 @@ t.test('every other way an answer is not proven is forged', async (t) => {
   t.match(await proveValue(client.fromNode(1), hashes, participants, V), { kind: 'forged', reason: /answered at height \(none\)/ }, 'no height')
   liar.override(ABCI, { ...truth, proof_ops: null })
   t.match(await proveValue(client.fromNode(1), hashes, participants, V), { kind: 'forged', reason: /no proof ops/ }, 'no proof')
+  liar.override(ABCI, { ...truth, code: undefined, proof_ops: { ops: [{}] } })
+  t.match(await proveValue(client.fromNode(1), hashes, participants, V), { kind: 'forged', reason: /unrecognized proof type/ }, 'a proof op of no type')
   liar.override(ABCI, { ...truth, proof_ops: { ops: [{ type: 'ics23:iavl' }] } })
   t.match(await proveValue(client.fromNode(1), hashes, participants, V), { kind: 'forged', reason: /decoding proof|could not calculate|did not verify/ }, 'an empty proof op')
   liar.override(ABCI, { ...truth, proof_ops: { ops: [(truth.proof_ops as { ops: unknown[] }).ops[0]] } })
@@ -109,6 +111,8 @@ t.test('every other way an answer is not proven is forged', async (t) => {
 t.test('a chain error is the read\'s error: no failover to another node, an ABCI error code is the gateway\'s', async (t) => {
   liar.override(ABCI, { code: 18, log: 'invalid request', height: String(V) })
   await t.rejects(proveValue(client.fromNode(1), hashes, participants, V), ChainStatusError, 'an error code that is not a pruned height')
+  liar.override(ABCI, { code: 18, height: String(V) })
+  await t.rejects(proveValue(client.fromNode(1), hashes, participants, V), new ChainStatusError(2, 'abci_query answered code 18 for a proven read: '), 'with no log')
   liar.clearFaults()
   liar.fail(ABCI, 5, 'failed to load state at height 1; version does not exist (latest height: 2): not found')
   t.match(await proveValue(client.fromNode(1), hashes, participants, V), { kind: 'pruned' }, 'the gateway\'s own error for a pruned height')

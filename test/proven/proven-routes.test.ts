@@ -35,7 +35,7 @@ t.before(async () => {
   liar = await startChainSimulator(0, { clock, chain })
   // The node edge-api's answers are read from: its head is V, so every answer is V's.
   atV = await startChainSimulator(0, { clock, chain, lag: clock.height - V })
-  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 5000, concurrency: 8 })
+  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 30_000, concurrency: 8 })
   hashes = await verifiedHashes(honest.url, [V])
   const { app } = await buildTestApp(t, { sim: atV })
   base = await app.listen({ port: 0, host: '127.0.0.1' })
