@@ -19,8 +19,12 @@ export const FOLLOW_MS = 200
 /** Between polls from just before the next block is due until it is seen: the most a waiter then learns of it late. */
 export const FAST_MS = 25
 
-/** Between polls after a block, until the next is near: a block earlier than learnt is seen this late at most. */
-export const SLOW_MS = 1000
+/**
+ * Between polls after a block, until the next is near: a block earlier than learnt is seen this
+ * late at most. Under half of EDGE_API_HEAD_MAX_AGE's default (1 s), so while anyone waits the
+ * head stays confirmed and a read never waits for a poll of its own (src/chain/heights.ts).
+ */
+export const SLOW_MS = 500
 
 /** Polls saved by a slow phase for the next fast one: one second of FAST_MS (the budget's burst). */
 export const BURST_POLLS = 1000 / FAST_MS

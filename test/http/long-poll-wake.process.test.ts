@@ -61,10 +61,10 @@ t.test('200 waiters at the head are answered soon after each block of a steady c
   // The follower's budget: one poll per FOLLOW_MS on average and BURST_POLLS saved before
   // (a hard bound of its own), and one poll a second of the replica's own reads' (ChainHeads).
   t.ok(polls <= seconds * (1000 / FOLLOW_MS + 1) + BURST_POLLS, `${polls} head polls in ${seconds.toFixed(1)} s: within one per FOLLOW_MS and the burst`)
-  // The follower finds a block 10-30 ms after it lands (one waiter: p50 ~32 ms at load average
-  // 15, ~137 ms at FOLLOW_MS's fixed cadence); answering 200 takes the rest: p99 150-450 ms on
-  // 2 cores at load average 8-17, ~23 ms on a quiet machine (benchmark 17). The bound is well
-  // above a loaded machine's: what it catches is a waiter woken by something else than the
-  // follower (a read's head poll, the wait's end), a second or more late.
-  t.ok(p99 < 1500, `p99 ${p99.toFixed(1)} ms, p50 ${p50.toFixed(1)} ms (${latencies.length} answers)`)
+  // The follower sees a block p50 12-21 ms after it lands (one waiter answered p50 21-40 ms at load
+  // average 15-25, 93-129 ms at a fixed FOLLOW_MS); answering 200 takes the rest: p99 270-850 ms
+  // on 2 cores at load average 8-29, ~40 ms on a quieter one (benchmark 17). The bound is an
+  // order of magnitude above a loaded machine's ~300 ms: what it catches is a waiter woken by
+  // something else than the follower (a read's head poll, the wait's end), seconds late.
+  t.ok(p99 < 3000, `p99 ${p99.toFixed(1)} ms, p50 ${p50.toFixed(1)} ms (${latencies.length} answers)`)
 })
