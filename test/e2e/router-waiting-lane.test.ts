@@ -163,9 +163,15 @@ t.test('the waiting lane', async (t) => {
       await res.body.dump()
       return { status: res.statusCode, retryAfter: res.headers['retry-after'], ms: performance.now() - started }
     }
-    // 2 replicas x 2 slots held, 2 queued behind them.
+    // 2 replicas x 2 slots held, 2 queued behind them. Waited for: all six taken by the lane,
+    // wherever it put them; then where, asserted by name. Before the fix (no maxconn in the lane)
+    // all six went to the replicas at once, three each, none queued.
     const held = Array.from({ length: 6 }, ask)
-    await until(async () => await router.queued('edge_api_waiting') === 2, 'four held and two queued')
+    const servers = async (): Promise<Array<Record<string, string>>> => (await router.stat('edge_api_waiting')).filter((row) => row.svname !== 'BACKEND' && row.svname !== 'FRONTEND')
+    const onServers = async (): Promise<number[]> => (await servers()).map((row) => Number(row.scur))
+    await until(async () => (await onServers()).reduce((a, b) => a + b, 0) + await router.queued('edge_api_waiting') === 6, 'the six long-polls taken by the waiting lane')
+    t.same(await onServers(), [2, 2], 'each replica given its EDGE_API_ROUTER_WAITING_MAXCONN (2) held requests, no more')
+    t.equal(await router.queued('edge_api_waiting'), 2, 'the other two queued in front of them')
     const refused = await ask()
     t.equal(refused.status, 429, 'the next one refused')
     t.equal(refused.retryAfter, '5')

@@ -40,6 +40,15 @@ const read = (path, headers) => fetch(${JSON.stringify(api)} + path, { headers }
 })().then((result) => { document.getElementById('result').textContent = JSON.stringify(result) })
 </script></body></html>`
 
+// A long-poll asked with Prefer: wait (above a height the chain has passed: answered at once) and
+// the header that says the wait was applied, which a page reads only when it is exposed.
+const PREFER_PAGE = (api: string): string => `<!doctype html><html><body><pre id="result">pending</pre><script>
+fetch(${JSON.stringify(`${api}/v1/epochs/latest?afterHeight=1`)}, { headers: { prefer: 'wait=1' } })
+  .then((res) => ({ status: res.status, applied: res.headers.get('preference-applied') }))
+  .catch((err) => ({ error: String(err) }))
+  .then((result) => { document.getElementById('result').textContent = JSON.stringify(result) })
+</script></body></html>`
+
 async function app (t: Test, cors: string, env: Record<string, string> = {}): Promise<string> {
   const sim = await startChainSimulator()
   const config = loadConfig({ CHAIN_REST_URL: sim.url, EDGE_API_HOST: '127.0.0.1', EDGE_API_PORT: '0', EDGE_API_METRICS_PORT: 'off', EDGE_API_LOG_LEVEL: 'warn', EDGE_API_RATE_LIMIT: '600/1m', EDGE_API_CORS_ORIGINS: cors, ...CACHE_OFF, ...env })
@@ -86,4 +95,11 @@ t.test('a page reads a blocked route\'s 403 and a limited client\'s 429 with its
   for (const refused of result.limited) {
     t.match(refused, { status: 429, retryAfter: /^\d+$/, rateLimit: /^"default";r=0;t=\d+$/, policy: '"default";q=2;w=60' }, 'the 429 read, with its Retry-After and limit fields')
   }
+})
+
+t.test('a page reads Preference-Applied on a long-poll it asked with Prefer: wait', async (t) => {
+  if (!requireTool(t, 'chromium', 'CORS from a real browser')) return
+  const api = await app(t, '*')
+  const dom = await runInBrowser(`${await pageOrigin(t, api, PREFER_PAGE)}/`)
+  t.same(JSON.parse(pageResult(dom) ?? '{}'), { status: 200, applied: 'wait=1' }, 'the wait it asked, applied, read by the page (null while not exposed)')
 })

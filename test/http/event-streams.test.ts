@@ -10,8 +10,8 @@ function setup (source = { at: async (height: number) => eventsAt(height, undefi
   const clock = new ManualClock()
   const listeners: Array<(height: number) => void> = []
   const heads = { onHead: (listener: (height: number) => void) => { listeners.push(listener); return () => { listeners.length = 0 } } }
-  // Its own clock: its 25 ms polls would outnumber what the streams' clock steps through.
-  const follower = new HeadFollower({ poll: async () => {} }, new ManualClock())
+  // Its own clock: its polls would outnumber what the streams' clock steps through.
+  const follower = new HeadFollower({ poll: async () => {}, onHead: () => () => {} }, new ManualClock())
   const counts = { opened: 0, closed: 0, sent: [] as ChainEvent[], replayed: 0, reset: 0 }
   const observer = { opened: () => counts.opened++, closed: () => counts.closed++, sent: (e: ChainEvent) => counts.sent.push(e), replayed: () => counts.replayed++, reset: () => counts.reset++ }
   const streams = new EventStreams({ heads, follower, clock, source, observer, quota: new WaitQuota({ perClient: 2, perReplica: 3 }), random: () => 0.5 })

@@ -58,7 +58,7 @@ t.test(`${CLIENTS} clients open a stream or a long-poll and vanish at random mom
     'no stream open and no request held', { timeoutMs: 3000, intervalMs: 20 })
   t.pass(`streams and held requests at zero ${(performance.now() - leftAt).toFixed(0)} ms after the last client left`)
   // The polls the last requests started (0.4 s each at the node, queued behind one another on a
-  // loaded machine) end; then none starts. A follow left open polls every FOLLOW_MS for good, so
+  // loaded machine) end; then none starts. A follow left open polls every SLOW_MS at most apart for good, so
   // the count never settles and this fails by name; a settled count is then watched for 2 s more.
   let polls = sim.count(LATEST)
   await until(async () => {

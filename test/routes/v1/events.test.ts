@@ -2,6 +2,7 @@ import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
 import { startListeningApp } from '../../fixtures/listening-app.js'
 import { openSse } from '../../fixtures/sse-client.js'
+import { AHEAD_WINDOW } from '../../../src/http/event-stream.js'
 
 t.test('a stream sends each new head once, in order, with its height as id; resumes from Last-Event-ID', async (t) => {
   const service = await startListeningApp(t, { announceMs: 50, budgetMs: 10_000 })
@@ -36,6 +37,12 @@ t.test('a stream sends each new head once, in order, with its height as id; resu
   await ahead.next((e) => e.id === String(head + 8))
   t.same(ahead.events.filter((e) => e.event === 'head').map((e) => e.id), [String(head + 8)], 'never an event at or below the cursor')
   ahead.close()
+  // A cursor no replica of this chain is near (another network's): reset to the head at once, not silence for the stream's age.
+  const farAhead = await openSse(`${service.origin}/v1/events`, { 'last-event-id': String(head + 8 + AHEAD_WINDOW + 1) })
+  const resetAhead = await farAhead.next((e) => e.event === 'reset', 'a reset for a cursor far above the head')
+  t.same(JSON.parse(resetAhead.data as string), { height: head + 8 }, 'far above the head: reset to the head')
+  await farAhead.next((e) => e.id === String(head + 8))
+  farAhead.close()
 })
 
 t.test('a bad Last-Event-ID is a 400', async (t) => {
