@@ -34,8 +34,8 @@ import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
 import { events } from './routes/v1/events.js'
-import { HeadFollower } from './http/head-follower.js'
-import { WaitQuota } from './http/wait-quota.js'
+import { HeadFollower } from './waiting/head-follower.js'
+import { WaitQuota } from './waiting/wait-quota.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -188,7 +188,7 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  // One head poll shared by every long-poll and event stream, while any waits (src/http/head-follower.ts).
+  // One head poll shared by every long-poll and event stream, while any waits (src/waiting/head-follower.ts).
   const follower = new HeadFollower(chain.heads, chain.clock)
   // One count of held long-polls and event streams: the caps are on both together.
   const quota = new WaitQuota(config.waiting)

@@ -17,6 +17,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['shared'],
   ['metrics'],
   ['http'],
+  ['waiting'],
   ['routes'],
   ['app'],
   ['service'],

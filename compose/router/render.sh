@@ -150,9 +150,9 @@ else
 fi
 
 # The waiting lane's bound: its slots (maxconn) and its queue, refused past its length as a
-# replica refuses a wait over its cap (src/http/wait-quota.ts): one shape of "too many waiting".
+# replica refuses a wait over its cap (src/waiting/wait-quota.ts): one shape of "too many waiting".
 waiting_limits="  default-server maxconn $waiting_maxconn"
-# A stream refused so is answered as a replica ends one (src/http/event-stream.ts): 200
+# A stream refused so is answered as a replica ends one (src/waiting/event-stream.ts): 200
 # text/event-stream with retry: and nothing else, so an EventSource comes back after it (on a
 # 429 it would stop for good).
 [ "$queue_length" -eq 0 ] || waiting_limits="$waiting_limits
@@ -166,7 +166,7 @@ waiting_limits="  default-server maxconn $waiting_maxconn"
 # (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
 # router's CPU and the loopback were the polite clients' latency).
 client_refusal="http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
-# A stream refused so is answered as a replica ends one (src/http/event-stream.ts), tarpitted
+# A stream refused so is answered as a replica ends one (src/waiting/event-stream.ts), tarpitted
 # the same: 200 text/event-stream with retry: (the 429's Retry-After) and nothing else, so an
 # EventSource comes back then (on a 429 it would stop for good).
 stream_refusal="http-request tarpit deny_status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 10000\\n\\n\""

@@ -4,9 +4,9 @@ import type { AnswerCache } from '../../cache/answer-cache.js'
 import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
 import { admissionControl, type LoadShedding } from '../../http/admission.js'
-import type { HeadFollower } from '../../http/head-follower.js'
-import { longPoll, type LongPollOptions } from '../../http/long-poll.js'
-import type { WaitQuota } from '../../http/wait-quota.js'
+import type { HeadFollower } from '../../waiting/head-follower.js'
+import { longPoll, type LongPollOptions } from '../../waiting/long-poll.js'
+import type { WaitQuota } from '../../waiting/wait-quota.js'
 import type { Shedding } from '../../http/shedding.js'
 import { bls } from './bls.js'
 import { bridge } from './bridge.js'
@@ -41,7 +41,7 @@ export interface V1Options {
   readonly cache?: AnswerCache | undefined
   /** The head poll long-polls share with the event streams (app.ts). */
   readonly follower: HeadFollower
-  /** The caps of held long-polls, shared with the event streams (src/http/wait-quota.ts). */
+  /** The caps of held long-polls, shared with the event streams (src/waiting/wait-quota.ts). */
   readonly quota: WaitQuota
   /** Told how many long-polls are held (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { eventsAt } from '../../src/chain/chain-events.js'
-import { AHEAD_WINDOW, EventStream, HEIGHTS_PER_TURN, MAX_BUFFERED_BYTES, REPLAY_WINDOW, RETRY_MS } from '../../src/http/event-stream.js'
+import { AHEAD_WINDOW, EventStream, HEIGHTS_PER_TURN, MAX_BUFFERED_BYTES, REPLAY_WINDOW, RETRY_MS } from '../../src/waiting/event-stream.js'
 
 const source = { at: async (height: number) => eventsAt(height, undefined) }
 const read = (stream: EventStream): string => String(stream.body.read() ?? '')

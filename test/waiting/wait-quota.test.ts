@@ -1,5 +1,5 @@
 import t from 'tap'
-import { WaitQuota } from '../../src/http/wait-quota.js'
+import { WaitQuota } from '../../src/waiting/wait-quota.js'
 
 t.test('caps per client and per replica; places given back are taken again', async (t) => {
   const quota = new WaitQuota({ perClient: 2, perReplica: 3 })

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify'
 import { EventEmitter } from 'node:events'
 import t from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
-import { whenGone } from '../../src/http/long-poll.js'
+import { whenGone } from '../../src/waiting/long-poll.js'
 import { buildTestApp } from '../fixtures/app.js'
 
 // A long-poll whose client leaves while the replica asks its nodes for the head (the first

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FOLLOW_MS, HeadFollower } from '../../src/http/head-follower.js'
+import { FOLLOW_MS, HeadFollower } from '../../src/waiting/head-follower.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 t.test('one poll at a time every FOLLOW_MS while anyone follows, none otherwise', async (t) => {

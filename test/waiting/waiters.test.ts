@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SWEEP_MS, Waiters, type WakeReason } from '../../src/http/waiters.js'
+import { SWEEP_MS, Waiters, type WakeReason } from '../../src/waiting/waiters.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 t.test('a head wakes the waiters below it, once each; the rest keep waiting', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
-import { FOLLOW_MS } from '../../src/http/head-follower.js'
+import { FOLLOW_MS } from '../../src/waiting/head-follower.js'
 import { serveMain } from '../fixtures/serve-main.js'
 import { openSse } from '../fixtures/sse-client.js'
 

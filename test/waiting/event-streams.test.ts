@@ -1,9 +1,9 @@
 import t from 'tap'
 import { eventsAt, type ChainEvent } from '../../src/chain/chain-events.js'
-import { DRAIN_SPREAD_MS, END_FLUSH_MS, EventStreams, FIRST_HEAD_WAIT_MS, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/http/event-streams.js'
-import type { EventStream } from '../../src/http/event-stream.js'
-import { HeadFollower } from '../../src/http/head-follower.js'
-import { WaitQuota } from '../../src/http/wait-quota.js'
+import { DRAIN_SPREAD_MS, END_FLUSH_MS, EventStreams, FIRST_HEAD_WAIT_MS, HEARTBEAT_MS, MAX_AGE_MS, TICK_MS } from '../../src/waiting/event-streams.js'
+import type { EventStream } from '../../src/waiting/event-stream.js'
+import { HeadFollower } from '../../src/waiting/head-follower.js'
+import { WaitQuota } from '../../src/waiting/wait-quota.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 function setup (source = { at: async (height: number) => eventsAt(height, undefined) }) {

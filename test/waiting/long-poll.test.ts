@@ -4,7 +4,7 @@ import { startListeningApp } from '../fixtures/listening-app.js'
 import { getOnOwnConnection as get } from '../fixtures/own-connection-get.js'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
 
-// Long-poll on the latest-state routes (src/http/long-poll.ts), through the app as deployed
+// Long-poll on the latest-state routes (src/waiting/long-poll.ts), through the app as deployed
 // (the answer cache on), over the chain simulator whose blocks the test lands by hand.
 
 const CACHE_ON = { EDGE_API_CACHE_SIZE: '64MiB' }

@@ -3,7 +3,7 @@ import { Agent, request as undiciRequest } from 'undici'
 import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startMain } from '../../harness/main-process.js'
 
-// Long-poll's wake-up (src/http/head-follower.ts) as a client sees it: how soon after a block
+// Long-poll's wake-up (src/waiting/head-follower.ts) as a client sees it: how soon after a block
 // 200 waiters at the head are answered. A measurement under a load of its own, so npm test runs
 // it on its own (test/loader/run.mjs, ALONE); docs/waiting.md.
 

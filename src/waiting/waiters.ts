@@ -18,7 +18,7 @@ interface Waiter {
 
 /**
  * Held requests, each waiting for a head above its height or for its deadline, whichever comes
- * first; woken exactly once. Bounded by its callers' quota (src/http/wait-quota.ts).
+ * first; woken exactly once. Bounded by its callers' quota (src/waiting/wait-quota.ts).
  */
 export class Waiters {
   readonly #clock: Clock
