@@ -140,7 +140,7 @@ case $init_state in
   *) fail "invalid EDGE_API_ROUTER_INIT_STATE='$init_state' (auto, on or off)" ;;
 esac
 
-# The same 503 a replica sheds with (src/http/shedding.ts): clients see one shape of refusal.
+# The same 503 a replica sheds with (src/admission/shedding.ts): clients see one shape of refusal.
 # A deny, not a return, so HAProxy counts it as the backend's denied request (dreq) and logs
 # it PR--, apart from the sQ-- of a request that waited out timeout queue.
 if [ "$queue_length" -gt 0 ]; then
@@ -160,7 +160,7 @@ waiting_limits="  default-server maxconn $waiting_maxconn"
   http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 5 string '{\"message\":\"too many requests waiting for the chain (long-polls and event streams together: the service is at its limit); retry later\"}' if { queue(edge_api_waiting) ge $queue_length }"
 
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
-# last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
+# last request. IPv6 clients by /64, as the replicas count them (src/admission/client-identity.ts).
 # Refusals are tarpitted: held `timeout tarpit` (1 s) before the 429 goes, as the replicas hold
 # theirs, so a closed loop that ignores Retry-After gets one refusal per connection a second
 # (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
@@ -196,7 +196,7 @@ fi
 
 # Fair share at the router, with no setting of its own (docs/overload.md): a client holding more
 # than a quarter of a replica's slots (EDGE_API_ROUTER_SERVER_MAXCONN / 4) open, and more than 8
-# (the replicas' floor, src/http/fair-share.ts), is far over its share. Its requests wait behind
+# (the replicas' floor, src/admission/fair-share.ts), is far over its share. Its requests wait behind
 # everyone else's in the queue, and while fewer slots than that are free across the pool (nearly
 # saturated) it is refused with the replicas' 429's shape: it never fills the slots and the
 # queue, and leaves the others room instead of the queue's 503.

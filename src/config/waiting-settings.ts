@@ -7,7 +7,7 @@ import type { SettingReader } from './setting-reader.js'
 export type WaitingSettingKey = 'EDGE_API_WAITING_PER_CLIENT' | 'EDGE_API_WAITING_MAX'
 
 export interface WaitingLimits {
-  /** Open at once per client (its address, src/http/client-identity.ts). */
+  /** Open at once per client (its address, src/admission/client-identity.ts). */
   readonly perClient: number
   /** Open at once on this replica. */
   readonly perReplica: number

@@ -10,7 +10,7 @@ import { untimed } from '../../metrics/requests.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
 import type { HeadFollower } from '../../waiting/head-follower.js'
 import { waitingClient, whenGone } from '../../waiting/long-poll.js'
-import { refuseStream } from '../../http/stream-refusal.js'
+import { refuseStream } from '../../admission/stream-refusal.js'
 import { OVER_CAP_RETRY_S, overCap, type WaitQuota } from '../../waiting/wait-quota.js'
 
 // GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable

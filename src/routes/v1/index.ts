@@ -3,11 +3,11 @@ import type { BuildInfo } from '../../build-info.js'
 import type { AnswerCache } from '../../cache/answer-cache.js'
 import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
-import { admissionControl, type LoadShedding } from '../../http/admission.js'
+import { admissionControl, type LoadShedding } from '../../admission/admission.js'
 import type { HeadFollower } from '../../waiting/head-follower.js'
 import { longPoll, type LongPollOptions } from '../../waiting/long-poll.js'
 import type { WaitQuota } from '../../waiting/wait-quota.js'
-import type { Shedding } from '../../http/shedding.js'
+import type { Shedding } from '../../admission/shedding.js'
 import { bls } from './bls.js'
 import { bridge } from './bridge.js'
 import { epochParticipants } from './epoch-participants.js'
@@ -23,7 +23,7 @@ import { versions } from './versions.js'
 export type { LoadShedding }
 
 /**
- * The /v1 routes, with load shedding and fair share (src/http/admission.ts, fair-admission.ts). under-pressure is registered in
+ * The /v1 routes, with load shedding and fair share (src/admission/admission.ts, fair-admission.ts). under-pressure is registered in
  * this scope only, so /healthz and /readyz keep answering while /v1 sheds: a busy replica must
  * not look dead, and replicas under the same load must not all leave the pool at once.
  */

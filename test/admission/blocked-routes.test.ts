@@ -1,5 +1,5 @@
 import t from 'tap'
-import { BLOCKED_MESSAGE, isBlocked } from '../../src/http/blocked-routes.js'
+import { BLOCKED_MESSAGE, isBlocked } from '../../src/admission/blocked-routes.js'
 import { buildTestApp } from '../fixtures/app.js'
 
 t.test('a blocked route is 403 {"message"} before any chain request; the others are served', async (t) => {

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { isPreflight } from './cors.js'
+import { isPreflight } from './preflight.js'
 
 // EDGE_API_BLOCKED_ROUTES: route prefixes below /v1 answered 403 before any work, as the Go
 // deployment's front nginx does with GONKA_API_BLOCKED_ROUTES ("poc-batches training": a
 // prefix matches the path's first segments, `chat` matches /chat, /chat/ and /chat/123). A
 // `*` segment matches any one segment. The path is matched decoded, so an escaped character
-// does not slip past. A browser's preflight is let through (cors.ts: isPreflight), so that
+// does not slip past. A browser's preflight is let through (preflight.ts), so that
 // the page's real request reads the 403.
 
 export const BLOCKED_MESSAGE = 'This route is currently blocked.'

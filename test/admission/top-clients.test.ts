@@ -1,5 +1,5 @@
 import t from 'tap'
-import { HeavyHitters, TopClients, TRACKED } from '../../src/http/top-clients.js'
+import { HeavyHitters, TopClients, TRACKED } from '../../src/admission/top-clients.js'
 
 t.test('the heaviest clients are counted in TRACKED entries, however many there are', async (t) => {
   const hitters = new HeavyHitters()

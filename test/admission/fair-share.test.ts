@@ -1,6 +1,6 @@
 import t from 'tap'
-import { FAR_OVER_FLOOR, FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/http/fair-share.js'
-import { clientAddress } from '../../src/http/client-identity.js'
+import { FAR_OVER_FLOOR, FairShare, RECENT_TICKS, ROWS, WIDTH } from '../../src/admission/fair-share.js'
+import { clientAddress } from '../../src/admission/client-identity.js'
 
 t.test('a client is over its share when it has more in flight than the mean of the active clients', async (t) => {
   const share = new FairShare()

@@ -1,7 +1,7 @@
 import Fastify from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { Shedding } from '../../src/http/shedding.js'
+import { Shedding } from '../../src/admission/shedding.js'
 
 function sheddingWithLog (intervalMs = 40) {
   const lines: Array<Record<string, unknown>> = []

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LocalRateCounter } from '../../src/http/local-rate-counter.js'
+import { LocalRateCounter } from '../../src/admission/local-rate-counter.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 // 600/1m: a token every 100 ms, a bucket of 600 (tolerance 60 000 ms).

@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import { clientAddress, clientOf, UNKNOWN_CLIENT } from '../../src/http/client-identity.js'
+import { clientAddress, clientOf, UNKNOWN_CLIENT } from '../../src/admission/client-identity.js'
 import { request } from 'undici'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DelayAdmission, POLICY_DEFAULTS, type Reading } from '../../src/http/pie.js'
+import { DelayAdmission, POLICY_DEFAULTS, type Reading } from '../../src/admission/pie.js'
 
 const TARGET = 20
 const SAMPLE = 100

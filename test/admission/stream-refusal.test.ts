@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import { refuseStream, wantsStream } from '../../src/http/stream-refusal.js'
+import { refuseStream, wantsStream } from '../../src/admission/stream-refusal.js'
 
 t.test('a refused stream request is a 200 event stream that says why, asks for the wait as retry:, and ends', async (t) => {
   const app = Fastify()

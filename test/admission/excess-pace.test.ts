@@ -4,7 +4,7 @@
 // are exact.
 import t, { type Test } from 'tap'
 import type { Clock } from '../../src/clock.js'
-import { ExcessPace, MIN_PER_S, STEP_PER_S } from '../../src/http/excess-pace.js'
+import { ExcessPace, MIN_PER_S, STEP_PER_S } from '../../src/admission/excess-pace.js'
 
 const SAMPLE_MS = 100
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { keyedHash, randomHashKey, type HashKey } from '../../src/http/keyed-hash.js'
+import { keyedHash, randomHashKey, type HashKey } from '../../src/admission/keyed-hash.js'
 
 // HalfSipHash-2-4-64 as its reference implementation computes it (the reference's test vectors:
 // key bytes 00..07, messages 00..n-1, vectors_hsip64), and a key of the process's own.

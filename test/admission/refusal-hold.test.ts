@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyReply } from 'fastify'
-import { HOLD_LIMIT, RefusalHold, RELEASE_BATCH, RELEASE_PER_S } from '../../src/http/refusal-hold.js'
+import { HOLD_LIMIT, RefusalHold, RELEASE_BATCH, RELEASE_PER_S } from '../../src/admission/refusal-hold.js'
 import { ManualClock } from '../fixtures/manual-clock.js'
 
 function reply (sent: string[], name: string): FastifyReply {

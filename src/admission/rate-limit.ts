@@ -4,7 +4,7 @@ import { formatDuration } from '../duration.js'
 import type { RateLimit } from '../edge-settings.js'
 import type { RateCounter, Take } from '../shared/rate-counter.js'
 import { clientOf } from './client-identity.js'
-import { isPreflight } from './cors.js'
+import { isPreflight } from './preflight.js'
 import { LocalRateCounter } from './local-rate-counter.js'
 import { refuseStream, wantsStream } from './stream-refusal.js'
 
@@ -76,7 +76,7 @@ export class RateLimiter {
 
   /** The onRequest hook: the limit's fields on the answer, or a 429 for a client over it. */
   readonly limit = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    // A preflight is neither counted nor refused (cors.ts: isPreflight): the page's real request is.
+    // A preflight is neither counted nor refused (preflight.ts): the page's real request is.
     if (UNLIMITED.has(request.routeOptions.url as string) || isPreflight(request)) return undefined
     const take = await this.#take(clientOf(request))
     reply.header('ratelimit-policy', this.#policy)

@@ -1,9 +1,9 @@
 import Fastify from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { admissionControl, BOOT_GRACE_MS } from '../../src/http/admission.js'
-import { type DelayAdmission, POLICY_DEFAULTS } from '../../src/http/pie.js'
-import { Shedding } from '../../src/http/shedding.js'
+import { admissionControl, BOOT_GRACE_MS } from '../../src/admission/admission.js'
+import { type DelayAdmission, POLICY_DEFAULTS } from '../../src/admission/pie.js'
+import { Shedding } from '../../src/admission/shedding.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 import { until } from '../../harness/wait.js'
 
