@@ -140,6 +140,9 @@ case $init_state in
   *) fail "invalid EDGE_API_ROUTER_INIT_STATE='$init_state' (auto, on or off)" ;;
 esac
 
+# Every refusal below (status, Retry-After, tarpit or not, body) is a copy of its entry in the
+# one catalogue of refusals, src/admission/refusals.ts; test/admission/refusals.test.ts renders
+# them all and fails, naming the refusal, until each copy agrees with it.
 # The same 503 a replica sheds with (src/admission/shedding.ts): clients see one shape of refusal.
 # A deny, not a return, so HAProxy counts it as the backend's denied request (dreq) and logs
 # it PR--, apart from the sQ-- of a request that waited out timeout queue.

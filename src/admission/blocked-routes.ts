@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { isPreflight } from './preflight.js'
+import { prepareRefusal, REFUSALS } from './refusals.js'
 
 // EDGE_API_BLOCKED_ROUTES: route prefixes below /v1 answered 403 before any work, as the Go
 // deployment's front nginx does with GONKA_API_BLOCKED_ROUTES ("poc-batches training": a
@@ -8,8 +9,7 @@ import { isPreflight } from './preflight.js'
 // does not slip past. A browser's preflight is let through (preflight.ts), so that
 // the page's real request reads the 403.
 
-export const BLOCKED_MESSAGE = 'This route is currently blocked.'
-const BLOCKED_BODY = JSON.stringify({ message: BLOCKED_MESSAGE })
+export const BLOCKED_MESSAGE = REFUSALS.blockedRoute.message
 
 /** Whether a /v1 path (its query ignored) starts with one of the prefixes. */
 export function isBlocked (url: string, prefixes: ReadonlyArray<readonly string[]>): boolean {
@@ -28,6 +28,6 @@ export function isBlocked (url: string, prefixes: ReadonlyArray<readonly string[
 export function blockRoutes (prefixes: ReadonlyArray<readonly string[]>) {
   return function onRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     if (isPreflight(request) || !isBlocked(request.url, prefixes)) return done()
-    reply.code(403).header('content-type', 'application/json; charset=utf-8').send(BLOCKED_BODY)
+    reply.send(prepareRefusal(reply, REFUSALS.blockedRoute))
   }
 }

@@ -4,6 +4,7 @@ import { clientOf } from './client-identity.js'
 import { ExcessPace } from './excess-pace.js'
 import { FairShare } from './fair-share.js'
 import { HOLD_LIMIT, RefusalHold } from './refusal-hold.js'
+import { REFUSALS } from './refusals.js'
 import type { ShedReason } from '../metrics/labels.js'
 import type { Shedding } from './shedding.js'
 import { TopClients, type TopClientsLog } from './top-clients.js'
@@ -31,8 +32,8 @@ declare module 'fastify' {
   }
 }
 
-/** Seconds a client's excess is told to wait, and is held before it is told. */
-export const RETRY_AFTER_S = 1
+/** Seconds a client's excess is told to wait, and is held before it is told (refusals.ts). */
+export const RETRY_AFTER_S = REFUSALS.fairShare.retryAfterS
 export const TOP_CLIENTS_INTERVAL_MS = 60_000
 /** How often the share takes stock of the clients (fair-share.ts). */
 export const SAMPLE_MS = 100
@@ -181,6 +182,6 @@ export class FairAdmission {
 
   #refuseExcess (reply: FastifyReply, client: string): void {
     this.#top.refusals.add(client)
-    this.#hold.hold(reply, this.#shedding.refuseClient(reply, 'fair_share', RETRY_AFTER_S))
+    this.#hold.hold(reply, this.#shedding.refuseClient(reply, 'fair_share'))
   }
 }

@@ -6,6 +6,7 @@ import type { RateCounter, Take } from '../shared/rate-counter.js'
 import { clientOf } from './client-identity.js'
 import { isPreflight } from './preflight.js'
 import { LocalRateCounter } from './local-rate-counter.js'
+import { prepareRefusal, REFUSALS, refusalMessage } from './refusals.js'
 import { refuseStream, wantsStream } from './stream-refusal.js'
 
 // EDGE_API_RATE_LIMIT: a token bucket per client (clientOf), counted across the pool when a
@@ -48,7 +49,6 @@ export class RateLimiter {
   readonly #tolerance: number
   readonly #policy: string
   readonly #message: string
-  readonly #body: string
   readonly #pool: RateCounter | undefined
   readonly #local: LocalRateCounter
   readonly #log: RateLimitLog
@@ -65,8 +65,7 @@ export class RateLimiter {
     this.#interval = windowMs / requests
     this.#tolerance = this.#interval * burst
     this.#policy = policyField(this.#interval, burst, this.#tolerance)
-    this.#message = `Too Many Requests: this client is over its limit of ${requests} requests per ${formatDuration(windowMs)}`
-    this.#body = JSON.stringify({ message: this.#message })
+    this.#message = refusalMessage(REFUSALS.rateLimit, `${requests} requests per ${formatDuration(windowMs)}`)
     this.#pool = options.pool
     this.#local = options.local ?? new LocalRateCounter()
     this.#log = options.log
@@ -86,8 +85,7 @@ export class RateLimiter {
     this.#onRefused?.()
     // An event stream's refusal is one an EventSource comes back from (stream-refusal.ts): a 429 would end it for good.
     if (wantsStream(request)) return refuseStream(reply, seconds, this.#message)
-    reply.code(429).header('retry-after', String(seconds)).header('content-type', 'application/json; charset=utf-8')
-    return reply.send(this.#body)
+    return reply.send(prepareRefusal(reply, REFUSALS.rateLimit, this.#message, seconds))
   }
 
   async #take (client: string): Promise<Take> {

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import type { RefusalReason, ShedReason } from '../metrics/labels.js'
+import { prepareRefusal, REFUSALS } from './refusals.js'
 
 /** The subset of a pino logger shedding writes to. */
 export interface SheddingLog {
@@ -15,12 +16,6 @@ declare module 'fastify' {
 
 export const SUMMARY_INTERVAL_MS = 1000
 
-const OVERLOADED = 'Service Unavailable'
-const CLIENT_EXCESS: Record<RefusalReason, string> = {
-  fair_share: 'too many requests from this client while the service is busy; retry after the time in Retry-After',
-  rate_limit: 'too many requests from this client; retry after the time in Retry-After'
-}
-
 /** A refusal's reason: the replica's overload (503) or the client's excess (429). */
 export type Reason = ShedReason | RefusalReason
 
@@ -35,7 +30,6 @@ export class Shedding {
   readonly total: Partial<Record<Reason, number>> = {}
   readonly #log: SheddingLog
   readonly #intervalMs: number
-  readonly #bodies = new Map<string, Buffer>()
   // Replies refused here; the access log leaves them to the summary line.
   readonly #refused = new WeakSet<FastifyReply>()
   #period = new Map<Reason, number>()
@@ -61,31 +55,23 @@ export class Shedding {
   }
 
   /**
-   * Counts the request and prepares its 503: status, Retry-After and a JSON content type are
-   * set on `reply`; the returned body is to be sent as it is.
+   * Counts the request and prepares its 503 (refusals.ts: the entry of `reason`): status,
+   * Retry-After and a JSON content type are set on `reply`; the returned body is to be sent as it is.
    */
-  refuse (reply: FastifyReply, reason: ShedReason, message = OVERLOADED, retryAfterS = 1): Buffer {
-    return this.#refuse(reply, 503, reason, message, retryAfterS)
+  refuse (reply: FastifyReply, reason: ShedReason, message: string = REFUSALS[reason].message, retryAfterS = 1): Buffer {
+    this.#count(reason)
+    this.#refused.add(reply)
+    return prepareRefusal(reply, REFUSALS[reason], message, retryAfterS)
   }
 
   /**
-   * Counts a client's excess and prepares its 429, as refuse() does its 503: the client is
-   * over its share (or its limit), not the replica out of capacity.
+   * Counts a client's excess and prepares its 429 (refusals.ts: fair share's), as refuse() does
+   * its 503: the client is over its share, not the replica out of capacity.
    */
-  refuseClient (reply: FastifyReply, reason: RefusalReason, retryAfterS = 1): Buffer {
-    return this.#refuse(reply, 429, reason, CLIENT_EXCESS[reason], retryAfterS)
-  }
-
-  #refuse (reply: FastifyReply, status: number, reason: Reason, message: string, retryAfterS: number): Buffer {
+  refuseClient (reply: FastifyReply, reason: 'fair_share'): Buffer {
     this.#count(reason)
     this.#refused.add(reply)
-    reply.code(status).header('retry-after', String(retryAfterS)).header('content-type', 'application/json; charset=utf-8')
-    let body = this.#bodies.get(message)
-    if (body === undefined) {
-      body = Buffer.from(JSON.stringify({ message }))
-      this.#bodies.set(message, body)
-    }
-    return body
+    return prepareRefusal(reply, REFUSALS.fairShare)
   }
 
   /** Whether a request was refused within the last summary interval (no hedged chain reads meanwhile). */

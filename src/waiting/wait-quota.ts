@@ -1,4 +1,5 @@
 import type { WaitingLimits } from '../config/waiting-settings.js'
+import { REFUSALS, refusalMessage } from '../admission/refusals.js'
 import { HttpError } from '../errors.js'
 
 // How many requests that stay open (held long-polls and event streams, counted together) one
@@ -9,13 +10,13 @@ import { HttpError } from '../errors.js'
 /** Which cap refused a request. */
 export type QuotaRefusal = 'client' | 'replica'
 
-/** Retry-After of a 429 over a cap, seconds. */
-export const OVER_CAP_RETRY_S = 5
+/** Retry-After of a 429 over a cap, seconds (src/admission/refusals.ts). */
+export const OVER_CAP_RETRY_S = REFUSALS.waitingFull.retryAfterS
 
 /** The 429 that refuses a request over a cap, saying which. */
 export function overCap (refused: QuotaRefusal): HttpError {
   const who = refused === 'client' ? 'this client' : 'this replica'
-  return new HttpError(429, `too many requests waiting for the chain (long-polls and event streams together: ${who} is at its limit); retry later`, { 'retry-after': String(OVER_CAP_RETRY_S) })
+  return new HttpError(REFUSALS.waitingFull.status, refusalMessage(REFUSALS.waitingFull, who), { 'retry-after': String(OVER_CAP_RETRY_S) })
 }
 
 /** Counts open requests per client and in all; take() before holding one, give() once it ends. */
