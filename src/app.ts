@@ -11,7 +11,7 @@ import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError, OverShareError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
-import { blockRoutes } from './admission/blocked-routes.js'
+import { Admission } from './admission/admit.js'
 import type { LoadShedding } from './admission/admission.js'
 import { ClientErrors, requireHost } from './http/client-errors.js'
 import { corsOptions } from './http/cors.js'
@@ -212,15 +212,21 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
 
 export type EdgeApp = Awaited<ReturnType<typeof buildApp>>
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Admission's one hook (src/admission/admit.ts); /v1 adds its load steps to it. */
+    admission: Admission
+  }
+}
+
 /**
  * The public edge (docs/clients-and-limits.md), before any work: CORS first, so a blocked
- * route's 403 and a limit's 429 are readable by a page too; then blocked routes, then the limit.
+ * route's 403 and a limit's 429 are readable by a page too; then admission's one hook, in its
+ * order (src/admission/admit.ts): blocked routes, the client, the limit, and on /v1 load.
  */
 async function registerEdges<Provider extends FastifyTypeProvider> (app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>, { config, logger, metrics, rateCounter }: AppOptions): Promise<void> {
   const { corsOrigins, blockedRoutes, rateLimit } = config.edge
   if (corsOrigins !== undefined) await app.register(cors, corsOptions(corsOrigins))
-  if (blockedRoutes.length > 0) app.addHook('onRequest', blockRoutes(blockedRoutes))
-  if (rateLimit === undefined) return
-  const limiter = new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
-  app.addHook('onRequest', limiter.limit)
+  const limiter = rateLimit === undefined ? undefined : new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
+  app.decorate('admission', Admission.register(app as unknown as FastifyInstance, { shedding: app.shedding, blockedRoutes, limiter }))
 }

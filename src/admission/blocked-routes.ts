@@ -1,13 +1,11 @@
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { isPreflight } from './preflight.js'
-import { prepareRefusal, REFUSALS } from './refusals.js'
+import { REFUSALS } from './refusals.js'
 
 // EDGE_API_BLOCKED_ROUTES: route prefixes below /v1 answered 403 before any work, as the Go
 // deployment's front nginx does with GONKA_API_BLOCKED_ROUTES ("poc-batches training": a
 // prefix matches the path's first segments, `chat` matches /chat, /chat/ and /chat/123). A
 // `*` segment matches any one segment. The path is matched decoded, so an escaped character
-// does not slip past. A browser's preflight is let through (preflight.ts), so that
-// the page's real request reads the 403.
+// does not slip past. Admission's hook (admit.ts) asks it first, and answers the 403
+// (refusals.ts); a browser's preflight is let through, so that the page's real request reads it.
 
 export const BLOCKED_MESSAGE = REFUSALS.blockedRoute.message
 
@@ -22,12 +20,4 @@ export function isBlocked (url: string, prefixes: ReadonlyArray<readonly string[
     return false
   }
   return prefixes.some((prefix) => prefix.length <= segments.length && prefix.every((segment, i) => segment === '*' || segment === segments[i]))
-}
-
-/** The onRequest hook answering a blocked route 403 {"message"}. */
-export function blockRoutes (prefixes: ReadonlyArray<readonly string[]>) {
-  return function onRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    if (isPreflight(request) || !isBlocked(request.url, prefixes)) return done()
-    reply.send(prepareRefusal(reply, REFUSALS.blockedRoute))
-  }
 }

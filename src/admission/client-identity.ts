@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isIPv4, isIPv6 } from 'node:net'
 
 // Who a request comes from, for fair share, rate limits and the access line. The address is
@@ -14,11 +14,32 @@ import { isIPv4, isIPv6 } from 'node:net'
 // One IPv6 host usually holds a whole /64 (SLAAC, privacy addresses), so an IPv6 client is its
 // /64: otherwise one host could be 2^64 clients. An IPv4-mapped IPv6 address is the IPv4 one.
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request comes from (clientOf): computed by the first to ask, then kept (null until then). */
+    client: string | null
+  }
+}
+
+/** Declares `client` on `app`'s requests (one shape for every request). */
+export function keepClients (app: FastifyInstance): void {
+  app.decorateRequest('client', null)
+}
+
 /** What clientOf answers when the socket is already gone (Node then reports no address). */
 export const UNKNOWN_CLIENT = 'unknown'
 
-/** The client `request` comes from: an IPv4 address, or an IPv6 /64 as `2001:db8:0:1::/64`. */
+/**
+ * The client `request` comes from: an IPv4 address, or an IPv6 /64 as `2001:db8:0:1::/64`.
+ * Computed once per request (admission's hook asks first) and kept as request.client: behind
+ * a trusted proxy each reading of request.ip parses X-Forwarded-For again.
+ */
 export function clientOf (request: FastifyRequest): string {
+  request.client ??= identify(request)
+  return request.client
+}
+
+function identify (request: FastifyRequest): string {
   const ip = request.ip as string | undefined
   if (ip === undefined) return UNKNOWN_CLIENT
   const client = clientAddress(ip)

@@ -3,8 +3,6 @@ import { REAL_CLOCK, type Clock } from '../clock.js'
 import { formatDuration } from '../duration.js'
 import type { RateLimit } from '../edge-settings.js'
 import type { RateCounter, Take } from '../shared/rate-counter.js'
-import { clientOf } from './client-identity.js'
-import { isPreflight } from './preflight.js'
 import { LocalRateCounter } from './local-rate-counter.js'
 import { prepareRefusal, REFUSALS, refusalMessage } from './refusals.js'
 import { refuseStream, wantsStream } from './stream-refusal.js'
@@ -73,19 +71,22 @@ export class RateLimiter {
     this.#clock = options.clock ?? REAL_CLOCK
   }
 
-  /** The onRequest hook: the limit's fields on the answer, or a 429 for a client over it. */
-  readonly limit = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    // A preflight is neither counted nor refused (preflight.ts): the page's real request is.
-    if (UNLIMITED.has(request.routeOptions.url as string) || isPreflight(request)) return undefined
-    const take = await this.#take(clientOf(request))
+  /**
+   * Admission's step 3 (admit.ts): the limit's fields on the answer, and true; or, for a client
+   * over it, its 429 (a stream's refusal for an event stream) sent, and false.
+   */
+  async check (request: FastifyRequest, reply: FastifyReply, client: string): Promise<boolean> {
+    if (UNLIMITED.has(request.routeOptions.url as string)) return true
+    const take = await this.#take(client)
     reply.header('ratelimit-policy', this.#policy)
     const seconds = Math.max(1, Math.ceil(take.moreMs / 1000))
     reply.header('ratelimit', `"default";r=${take.remaining};t=${seconds}`)
-    if (take.taken) return undefined
+    if (take.taken) return true
     this.#onRefused?.()
     // An event stream's refusal is one an EventSource comes back from (stream-refusal.ts): a 429 would end it for good.
-    if (wantsStream(request)) return refuseStream(reply, seconds, this.#message)
-    return reply.send(prepareRefusal(reply, REFUSALS.rateLimit, this.#message, seconds))
+    if (wantsStream(request)) refuseStream(reply, seconds, this.#message)
+    else reply.send(prepareRefusal(reply, REFUSALS.rateLimit, this.#message, seconds))
+    return false
   }
 
   async #take (client: string): Promise<Take> {

@@ -15,12 +15,12 @@ export const UNKNOWN_METHOD = 'unknown'
  * Why a request is refused with 503 + Retry-After: the keys of `Shedding.total`, the `reason`
  * of the `shedding` summary line and of edge_api_shed_total (docs/metrics.md lists them);
  * admission/shedding.ts counts them.
- * The first three are under-pressure's names for what it measures.
+ * The first three are the names under-pressure gave what it measures (the sampler is admission/loop-sampler.ts).
  */
 export const SHED_REASONS = [
   /** The admission policy (admission/admission.ts) turned the request away. */
   'eventLoopDelay',
-  /** under-pressure's hard limits: off in production, set by tests and the bench. */
+  /** The hard limits (admission/admission.ts): off in production, set by tests and the bench. */
   'eventLoopUtilization',
   'heapUsedBytes',
   /** The bounded queue of chain requests is full (ChainBusyError). */

@@ -95,3 +95,15 @@ t.test('a live app under sustained overload sheds a share of its requests, says 
   const after = await Promise.all(Array.from({ length: 20 }, async () => (await app.inject('/work')).statusCode))
   t.same(new Set(after), new Set([200]))
 })
+
+t.test('the utilisation hard limit, when set, sheds everything while a sample is over it, with its own reason', async (t) => {
+  const loop = new ScriptedLoop()
+  const { app, shedding } = await appWithAdmission(t, { maxEventLoopUtilization: 0.9, maxEventLoopDelay: 0, sampler: loop })
+  await app.ready()
+  loop.feed(CALM, BOOT_GRACE_MS / loop.intervalMs)
+  loop.feed({ delayMs: 0, utilization: 0.95 })
+  t.equal((await app.inject('/work')).statusCode, 503, 'over the limit')
+  t.same(shedding.total, { eventLoopUtilization: 1 })
+  loop.feed(CALM)
+  t.equal((await app.inject('/work')).statusCode, 200, 'back under it, served again')
+})

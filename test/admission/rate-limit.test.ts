@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
 import type { RateLimit } from '../../src/edge-settings.js'
+import { Admission } from '../../src/admission/admit.js'
 import { POOL_AGAIN_MS, RateLimiter } from '../../src/admission/rate-limit.js'
+import { Shedding } from '../../src/admission/shedding.js'
 import { LocalRateCounter } from '../../src/admission/local-rate-counter.js'
 import type { RateCounter, Take } from '../../src/shared/rate-counter.js'
 import Fastify from 'fastify'
@@ -48,7 +50,8 @@ function limited (t: Test, limit: RateLimit, pool?: RateCounter) {
   const log = { info: (fields: object, message: string) => lines.push({ level: 'info', message, fields }), warn: (fields: object, message: string) => lines.push({ level: 'warn', message, fields }) }
   const limiter = new RateLimiter({ limit, pool, local: new LocalRateCounter(clock), log, clock })
   const app = Fastify()
-  app.addHook('onRequest', limiter.limit)
+  // Through admission's one hook, as the app asks it (src/admission/admit.ts).
+  Admission.register(app, { shedding: new Shedding(log), limiter })
   app.get('/v1/x', async () => 'ok')
   t.teardown(() => app.close())
   const ask = async () => {

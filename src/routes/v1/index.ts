@@ -23,9 +23,9 @@ import { versions } from './versions.js'
 export type { LoadShedding }
 
 /**
- * The /v1 routes, with load shedding and fair share (src/admission/admission.ts, fair-admission.ts). under-pressure is registered in
- * this scope only, so /healthz and /readyz keep answering while /v1 sheds: a busy replica must
- * not look dead, and replicas under the same load must not all leave the pool at once.
+ * The /v1 routes, admitted by load too (src/admission/admission.ts, fair-admission.ts: admission's
+ * hook sheds this scope's routes only), so /healthz and /readyz keep answering while /v1 sheds: a
+ * busy replica must not look dead, and replicas under the same load must not all leave the pool at once.
  */
 export interface V1Options {
   readonly chain: ChainClient
@@ -50,7 +50,7 @@ export interface V1Options {
 }
 
 export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld, onReleased }) => {
-  await admissionControl(app, shedding, loadShedding, app.fairAdmission)
+  await admissionControl(app, shedding, loadShedding, app.fairAdmission, app.admission)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
   longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld, onReleased })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
