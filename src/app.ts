@@ -11,21 +11,21 @@ import type { ChainClient } from './chain/client.js'
 import type { Config } from './config.js'
 import { ChainBusyError, OverShareError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
-import { blockRoutes } from './http/blocked-routes.js'
-import type { LoadShedding } from './http/admission.js'
+import { Admission } from './admission/admit.js'
+import type { LoadShedding } from './admission/admission.js'
 import { ClientErrors, requireHost } from './http/client-errors.js'
 import { corsOptions } from './http/cors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { lazySchemaCompilers } from './http/lazy-schemas.js'
-import { FairAdmission } from './http/fair-admission.js'
+import { FairAdmission } from './admission/fair-admission.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
-import { RateLimiter } from './http/rate-limit.js'
+import { RateLimiter } from './admission/rate-limit.js'
 import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
 import { RequestLogger } from './http/request-logger.js'
 import { RouteGroupBusyError } from './http/route-group-limit.js'
 import { SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
-import { Shedding } from './http/shedding.js'
+import { Shedding } from './admission/shedding.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
 import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
@@ -34,8 +34,8 @@ import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
 import { v1 } from './routes/v1/index.js'
 import { events } from './routes/v1/events.js'
-import { HeadFollower } from './http/head-follower.js'
-import { WaitQuota } from './http/wait-quota.js'
+import { HeadFollower } from './waiting/head-follower.js'
+import { WaitQuota } from './waiting/wait-quota.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -188,7 +188,7 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(health, { readiness })
-  // One head poll shared by every long-poll and event stream, while any waits (src/http/head-follower.ts).
+  // One head poll shared by every long-poll and event stream, while any waits (src/waiting/head-follower.ts).
   const follower = new HeadFollower(chain.heads, chain.clock)
   // One count of held long-polls and event streams: the caps are on both together.
   const quota = new WaitQuota(config.waiting)
@@ -212,15 +212,21 @@ async function registerRoutes (app: App, options: AppOptions, shedding: Shedding
 
 export type EdgeApp = Awaited<ReturnType<typeof buildApp>>
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Admission's one hook (src/admission/admit.ts); /v1 adds its load steps to it. */
+    admission: Admission
+  }
+}
+
 /**
  * The public edge (docs/clients-and-limits.md), before any work: CORS first, so a blocked
- * route's 403 and a limit's 429 are readable by a page too; then blocked routes, then the limit.
+ * route's 403 and a limit's 429 are readable by a page too; then admission's one hook, in its
+ * order (src/admission/admit.ts): blocked routes, the client, the limit, and on /v1 load.
  */
 async function registerEdges<Provider extends FastifyTypeProvider> (app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>, { config, logger, metrics, rateCounter }: AppOptions): Promise<void> {
   const { corsOrigins, blockedRoutes, rateLimit } = config.edge
   if (corsOrigins !== undefined) await app.register(cors, corsOptions(corsOrigins))
-  if (blockedRoutes.length > 0) app.addHook('onRequest', blockRoutes(blockedRoutes))
-  if (rateLimit === undefined) return
-  const limiter = new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
-  app.addHook('onRequest', limiter.limit)
+  const limiter = rateLimit === undefined ? undefined : new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
+  app.decorate('admission', Admission.register(app as unknown as FastifyInstance, { shedding: app.shedding, blockedRoutes, limiter }))
 }

@@ -16,7 +16,9 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['cache', 'tracing', 'readiness', 'lifecycle', 'config', 'edge-settings', 'logger', 'proven'],
   ['shared'],
   ['metrics'],
+  ['admission'],
   ['http'],
+  ['waiting'],
   ['routes'],
   ['app'],
   ['service'],
@@ -102,7 +104,7 @@ t.test('no import from a lower layer to a higher one', async (t) => {
 
 t.test('the checks see what they check: a circle and an upward import are found', async (t) => {
   t.same(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts', 'a.ts']], ['c.ts', []], ['d.ts', ['d.ts']]])), [['a.ts', 'b.ts'], ['d.ts']])
-  t.ok(layerOf('metrics/registry.ts') < layerOf('http/shedding.ts'), 'metrics sit below http')
+  t.ok(layerOf('metrics/registry.ts') < layerOf('admission/shedding.ts'), 'metrics sit below http')
   t.ok(graph.get('chain/heights.ts')?.includes('chain/types.ts'), 'the graph reads type-only imports')
   t.ok(graph.get('service.ts')?.includes('metrics/registry.ts'), 'and import()')
 })

@@ -140,7 +140,10 @@ case $init_state in
   *) fail "invalid EDGE_API_ROUTER_INIT_STATE='$init_state' (auto, on or off)" ;;
 esac
 
-# The same 503 a replica sheds with (src/http/shedding.ts): clients see one shape of refusal.
+# Every refusal below (status, Retry-After, tarpit or not, body) is a copy of its entry in the
+# one catalogue of refusals, src/admission/refusals.ts; test/admission/refusals.test.ts renders
+# them all and fails, naming the refusal, until each copy agrees with it.
+# The same 503 a replica sheds with (src/admission/shedding.ts): clients see one shape of refusal.
 # A deny, not a return, so HAProxy counts it as the backend's denied request (dreq) and logs
 # it PR--, apart from the sQ-- of a request that waited out timeout queue.
 if [ "$queue_length" -gt 0 ]; then
@@ -150,9 +153,9 @@ else
 fi
 
 # The waiting lane's bound: its slots (maxconn) and its queue, refused past its length as a
-# replica refuses a wait over its cap (src/http/wait-quota.ts): one shape of "too many waiting".
+# replica refuses a wait over its cap (src/waiting/wait-quota.ts): one shape of "too many waiting".
 waiting_limits="  default-server maxconn $waiting_maxconn"
-# A stream refused so is answered as a replica ends one (src/http/event-stream.ts): 200
+# A stream refused so is answered as a replica ends one (src/waiting/event-stream.ts): 200
 # text/event-stream with retry: and nothing else, so an EventSource comes back after it (on a
 # 429 it would stop for good).
 [ "$queue_length" -eq 0 ] || waiting_limits="$waiting_limits
@@ -160,13 +163,13 @@ waiting_limits="  default-server maxconn $waiting_maxconn"
   http-request deny deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 5 string '{\"message\":\"too many requests waiting for the chain (long-polls and event streams together: the service is at its limit); retry later\"}' if { queue(edge_api_waiting) ge $queue_length }"
 
 # One table entry per client (~100 bytes; 100k clients ~10 MB), forgotten a minute after its
-# last request. IPv6 clients by /64, as the replicas count them (src/http/client-identity.ts).
+# last request. IPv6 clients by /64, as the replicas count them (src/admission/client-identity.ts).
 # Refusals are tarpitted: held `timeout tarpit` (1 s) before the 429 goes, as the replicas hold
 # theirs, so a closed loop that ignores Retry-After gets one refusal per connection a second
 # (answered at once, a 1,024-connection scraper was refused 12,000 times a second, and the
 # router's CPU and the loopback were the polite clients' latency).
 client_refusal="http-request tarpit deny_status 429 content-type 'application/json; charset=utf-8' hdr Retry-After 10 string '{\"message\":\"Too Many Requests\"}'"
-# A stream refused so is answered as a replica ends one (src/http/event-stream.ts), tarpitted
+# A stream refused so is answered as a replica ends one (src/waiting/event-stream.ts), tarpitted
 # the same: 200 text/event-stream with retry: (the 429's Retry-After) and nothing else, so an
 # EventSource comes back then (on a 429 it would stop for good).
 stream_refusal="http-request tarpit deny_status 200 content-type text/event-stream hdr Cache-Control no-cache string \"retry: 10000\\n\\n\""
@@ -196,7 +199,7 @@ fi
 
 # Fair share at the router, with no setting of its own (docs/overload.md): a client holding more
 # than a quarter of a replica's slots (EDGE_API_ROUTER_SERVER_MAXCONN / 4) open, and more than 8
-# (the replicas' floor, src/http/fair-share.ts), is far over its share. Its requests wait behind
+# (the replicas' floor, src/admission/fair-share.ts), is far over its share. Its requests wait behind
 # everyone else's in the queue, and while fewer slots than that are free across the pool (nearly
 # saturated) it is refused with the replicas' 429's shape: it never fills the slots and the
 # queue, and leaves the others room instead of the queue's 503.

@@ -1,13 +1,13 @@
 import type { SettingReader } from './setting-reader.js'
 
 // The caps of the requests that wait for the chain (docs/waiting.md): held long-polls and
-// GET /v1/events streams, counted together per client and per replica (src/http/wait-quota.ts).
+// GET /v1/events streams, counted together per client and per replica (src/waiting/wait-quota.ts).
 // Read by loadConfig (src/config.ts).
 
 export type WaitingSettingKey = 'EDGE_API_WAITING_PER_CLIENT' | 'EDGE_API_WAITING_MAX'
 
 export interface WaitingLimits {
-  /** Open at once per client (its address, src/http/client-identity.ts). */
+  /** Open at once per client (its address, src/admission/client-identity.ts). */
   readonly perClient: number
   /** Open at once on this replica. */
   readonly perReplica: number

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { clientOf } from './client-identity.js'
+import { clientOf } from '../admission/client-identity.js'
 
 export interface AccessLogOptions {
   /** Responses to leave out (requests shed under load are counted and summarised instead). */

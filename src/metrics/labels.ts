@@ -14,13 +14,13 @@ export const UNKNOWN_METHOD = 'unknown'
 /**
  * Why a request is refused with 503 + Retry-After: the keys of `Shedding.total`, the `reason`
  * of the `shedding` summary line and of edge_api_shed_total (docs/metrics.md lists them);
- * http/shedding.ts counts them.
- * The first three are under-pressure's names for what it measures.
+ * admission/shedding.ts counts them.
+ * The first three are the names under-pressure gave what it measures (the sampler is admission/loop-sampler.ts).
  */
 export const SHED_REASONS = [
-  /** The admission policy (http/admission.ts) turned the request away. */
+  /** The admission policy (admission/admission.ts) turned the request away. */
   'eventLoopDelay',
-  /** under-pressure's hard limits: off in production, set by tests and the bench. */
+  /** The hard limits (admission/admission.ts): off in production, set by tests and the bench. */
   'eventLoopUtilization',
   'heapUsedBytes',
   /** The bounded queue of chain requests is full (ChainBusyError). */
@@ -37,9 +37,9 @@ export type ShedReason = typeof SHED_REASONS[number]
  * own refusals never reach a replica: they are in the router's metrics.
  */
 export const REFUSAL_REASONS = [
-  /** Over its fair share while the replica queues or sheds (src/http/fair-admission.ts, src/fair-queue.ts). */
+  /** Over its fair share while the replica queues or sheds (src/admission/fair-admission.ts, src/fair-queue.ts). */
   'fair_share',
-  /** Over an explicit EDGE_API_RATE_LIMIT (src/http/rate-limit.ts). */
+  /** Over an explicit EDGE_API_RATE_LIMIT (src/admission/rate-limit.ts). */
   'rate_limit'
 ] as const
 

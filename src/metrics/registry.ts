@@ -40,7 +40,7 @@ export interface MetricsSources {
   /** The answer cache's bytes and entries (0 when off). */
   readonly cacheBytes?: () => number
   readonly cacheEntries?: () => number
-  /** Distinct clients with a /v1 request in flight (src/http/fair-share.ts). */
+  /** Distinct clients with a /v1 request in flight (src/admission/fair-share.ts). */
   readonly activeClients?: () => number
 }
 

@@ -21,7 +21,7 @@ export function untimed (reply: FastifyReply): void {
 /**
  * Request metrics on the public app: in flight and duration by route pattern. Hooks on the
  * root instance, so they see every route, 404s and 405s, and /v1's shed requests
- * (under-pressure runs in /v1's scope, after these). Shed requests are counted by the app's
+ * (admission's hook runs after these). Shed requests are counted by the app's
  * Shedding, which reports each refusal to `shed` (app.ts).
  */
 export function instrumentRequests<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (

@@ -33,7 +33,7 @@ export type TracedApp<Logger extends FastifyBaseLogger, Provider extends Fastify
 
 /** What a request's trace needs to know of the app. */
 export interface ServerSpanHooks {
-  /** Whether `reply` is a 503 load shedding sent (src/http/shedding.ts): not traced. */
+  /** Whether `reply` is a 503 load shedding sent (src/admission/shedding.ts): not traced. */
   readonly refused: (reply: FastifyReply) => boolean
   /** True from the drain latch on: the span says so (edge_api.draining). */
   readonly draining: () => boolean

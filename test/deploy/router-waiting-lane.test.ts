@@ -9,7 +9,7 @@ import { until } from '../../harness/wait.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
 
 // The router's waiting lane (compose/router/haproxy.cfg.template, docs/waiting.md "The router"):
-// it takes only what a replica holds (src/http/long-poll.ts waitAsked, on a latest-state route;
+// it takes only what a replica holds (src/waiting/long-poll.ts waitAsked, on a latest-state route;
 // GET /v1/events), with bounded slots and queue; anything else goes to the pool. Review D3: the
 // old rule (any afterHeight=, any Prefer carrying wait=) let `?afterHeight=0` around every limit.
 

@@ -26,7 +26,7 @@ const POLICY = [
 
 // The router's queue (docs/router-queue.md): defaults chosen from measurements.
 const QUEUE_DEFAULTS = ['default-server maxconn 64', 'timeout queue 100ms']
-// Beyond the queue's length bound: the 503 a replica sheds with (src/http/shedding.ts), at once.
+// Beyond the queue's length bound: the 503 a replica sheds with (src/admission/shedding.ts), at once.
 const queueFull = (length: number): string => 'http-request deny deny_status 503 content-type \'application/json; charset=utf-8\' hdr Retry-After 1 ' +
   `string '{"message":"Service Unavailable"}' if { queue(edge_api_pool) ge ${length} }`
 

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process'
 import './warm-cache.mjs'
 import './tap-build.mjs'
 
-const ALONE = ['test/e2e/fair-share.test.ts', 'test/e2e/waiting.test.ts', 'test/http/long-poll-wake.process.test.ts', 'test/e2e/shared-tier.test.ts']
+const ALONE = ['test/e2e/fair-share.test.ts', 'test/e2e/waiting.test.ts', 'test/waiting/long-poll-wake.process.test.ts', 'test/e2e/shared-tier.test.ts']
 
 const tapFirst = `--import=${new URL('./tap-first.mjs', import.meta.url).href}`
 const env = { ...process.env, NODE_OPTIONS: `${tapFirst} ${process.env.NODE_OPTIONS ?? ''}`.trim() }

@@ -5,13 +5,13 @@ import type { ChainClient } from '../../chain/client.js'
 import { EpochAnchor } from '../../chain/epoch-anchor.js'
 import { ChainEventLog } from '../../chain/event-log.js'
 import { badRequest } from '../../errors.js'
-import { END_FLUSH_MS, EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../http/event-streams.js'
+import { END_FLUSH_MS, EventStreams, REPLAY_WINDOW, type StreamObserver } from '../../waiting/event-streams.js'
 import { untimed } from '../../metrics/requests.js'
 import type { WaitingMetrics } from '../../metrics/waiting.js'
-import type { HeadFollower } from '../../http/head-follower.js'
-import { waitingClient, whenGone } from '../../http/long-poll.js'
-import { refuseStream } from '../../http/stream-refusal.js'
-import { OVER_CAP_RETRY_S, overCap, type WaitQuota } from '../../http/wait-quota.js'
+import type { HeadFollower } from '../../waiting/head-follower.js'
+import { waitingClient, whenGone } from '../../waiting/long-poll.js'
+import { refuseStream } from '../../admission/stream-refusal.js'
+import { OVER_CAP_RETRY_S, overCap, type WaitQuota } from '../../waiting/wait-quota.js'
 
 // GET /v1/events: Server-Sent Events of the chain's heads, epoch stages and epochs, resumable
 // on any replica from Last-Event-ID (docs/waiting.md). Registered beside the other /v1 routes,

@@ -3,11 +3,11 @@ import type { BuildInfo } from '../../build-info.js'
 import type { AnswerCache } from '../../cache/answer-cache.js'
 import { answerCaching } from '../../cache/http-cache.js'
 import type { ChainClient } from '../../chain/client.js'
-import { admissionControl, type LoadShedding } from '../../http/admission.js'
-import type { HeadFollower } from '../../http/head-follower.js'
-import { longPoll, type LongPollOptions } from '../../http/long-poll.js'
-import type { WaitQuota } from '../../http/wait-quota.js'
-import type { Shedding } from '../../http/shedding.js'
+import { admissionControl, type LoadShedding } from '../../admission/admission.js'
+import type { HeadFollower } from '../../waiting/head-follower.js'
+import { longPoll, type LongPollOptions } from '../../waiting/long-poll.js'
+import type { WaitQuota } from '../../waiting/wait-quota.js'
+import type { Shedding } from '../../admission/shedding.js'
 import { bls } from './bls.js'
 import { bridge } from './bridge.js'
 import { epochParticipants } from './epoch-participants.js'
@@ -23,9 +23,9 @@ import { versions } from './versions.js'
 export type { LoadShedding }
 
 /**
- * The /v1 routes, with load shedding and fair share (src/http/admission.ts, fair-admission.ts). under-pressure is registered in
- * this scope only, so /healthz and /readyz keep answering while /v1 sheds: a busy replica must
- * not look dead, and replicas under the same load must not all leave the pool at once.
+ * The /v1 routes, admitted by load too (src/admission/admission.ts, fair-admission.ts: admission's
+ * hook sheds this scope's routes only), so /healthz and /readyz keep answering while /v1 sheds: a
+ * busy replica must not look dead, and replicas under the same load must not all leave the pool at once.
  */
 export interface V1Options {
   readonly chain: ChainClient
@@ -41,7 +41,7 @@ export interface V1Options {
   readonly cache?: AnswerCache | undefined
   /** The head poll long-polls share with the event streams (app.ts). */
   readonly follower: HeadFollower
-  /** The caps of held long-polls, shared with the event streams (src/http/wait-quota.ts). */
+  /** The caps of held long-polls, shared with the event streams (src/waiting/wait-quota.ts). */
   readonly quota: WaitQuota
   /** Told how many long-polls are held (the metrics' gauge). */
   readonly onHeld?: ((held: number) => void) | undefined
@@ -50,7 +50,7 @@ export interface V1Options {
 }
 
 export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld, onReleased }) => {
-  await admissionControl(app, shedding, loadShedding, app.fairAdmission)
+  await admissionControl(app, shedding, loadShedding, app.fairAdmission, app.admission)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
   longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld, onReleased })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and

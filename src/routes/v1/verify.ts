@@ -5,6 +5,7 @@ import type { ChainClient } from '../../chain/client.js'
 import { readBlock } from '../../chain/consensus.js'
 import { activeParticipantsKey } from '../../chain/active-participants.js'
 import { badRequest, HttpError } from '../../errors.js'
+import { REFUSALS } from '../../admission/refusals.js'
 import { invalidParameter } from '../../http/param-errors.js'
 import { BlockJsonError, decodeBlockJson } from '../../cometbft/block-json.js'
 import type { BlockWithCommit, Commit } from '../../cometbft/types.js'
@@ -36,7 +37,7 @@ const HEIGHT_RULE = 'must be a block height: an integer from 1'
 // a different set (an epoch change); the set at the commit's height is also the one that
 // /v1/epochs/{epoch}/participants pairs with its block.
 
-const DISABLED = 'this optional route is not exposed (EDGE_API_EXPOSE_OPTIONAL_ROUTES=false)'
+const DISABLED = REFUSALS.optionalRouteHidden.message
 const VERIFIED = 'Block signatures verified'
 
 /** Overrides of the route group's limits (tests shrink them to reach them). */
@@ -76,7 +77,7 @@ const VerifyProofBody = Type.Object({
 export const verify: FastifyPluginAsyncTypebox<VerifyRoutesOptions> = async (app, options) => {
   if (!options.expose) {
     app.addHook('onRequest', async () => {
-      throw new HttpError(403, DISABLED)
+      throw new HttpError(REFUSALS.optionalRouteHidden.status, DISABLED)
     })
   }
   admitVerifications(app, options)

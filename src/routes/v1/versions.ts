@@ -39,7 +39,7 @@ export const versions: FastifyPluginAsyncTypebox<{ build: BuildInfo }> = async (
   app.get('/versions', {
     schema: {
       summary: 'The versions of this edge-api and of the chain node it reads',
-      // 503 is load shedding (under-pressure), which answers before this handler runs.
+      // 503 is load shedding (src/admission/admit.ts), which answers before this handler runs.
       response: { 200: VersionsResponse, 500: VersionsError, 503: ErrorBody }
     }
   }, async (request, reply) => {

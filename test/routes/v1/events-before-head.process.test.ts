@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startChainSimulator } from '../../../harness/chain-simulator/simulator.js'
 import { until } from '../../../harness/wait.js'
-import { REPLAY_WINDOW } from '../../../src/http/event-streams.js'
+import { REPLAY_WINDOW } from '../../../src/waiting/event-streams.js'
 import { serveMain } from '../../fixtures/serve-main.js'
 import { openCounting, rssMb, type CountingStream } from '../../fixtures/stream-clients.js'
 

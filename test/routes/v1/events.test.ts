@@ -2,7 +2,7 @@ import t from 'tap'
 import { buildTestApp } from '../../fixtures/app.js'
 import { startListeningApp } from '../../fixtures/listening-app.js'
 import { openSse } from '../../fixtures/sse-client.js'
-import { AHEAD_WINDOW } from '../../../src/http/event-stream.js'
+import { AHEAD_WINDOW } from '../../../src/waiting/event-stream.js'
 
 t.test('a stream sends each new head once, in order, with its height as id; resumes from Last-Event-ID', async (t) => {
   const service = await startListeningApp(t, { announceMs: 50, budgetMs: 10_000 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BOOT_GRACE_MS } from '../../../src/http/admission.js'
+import { BOOT_GRACE_MS } from '../../../src/admission/admission.js'
 import { buildTestApp } from '../../fixtures/app.js'
 import { ScriptedLoop } from '../../fixtures/scripted-loop.js'
 

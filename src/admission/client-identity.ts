@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isIPv4, isIPv6 } from 'node:net'
+
+// Who a request comes from, for fair share, rate limits and the access line. The address is
+// Fastify's request.ip: the socket's peer, or, when that peer is one of
+// EDGE_API_TRUSTED_PROXIES (Fastify's trustProxy, @fastify/proxy-addr), the first address of
+// X-Forwarded-For from the right that is not a trusted proxy. A header from an untrusted peer
+// is never read, so it cannot pose as another client. A hop that is not an address (any text a
+// client put in the header: proxy-addr trusts no such hop, so it would be the client) is no
+// client: the hop that passed it on, the last trusted one, is. A client is so always an address
+// of bounded length: one junk hop per request would otherwise be a client each (six junk hops,
+// six clients, each with its own limit), of any length, into the access line.
+//
+// One IPv6 host usually holds a whole /64 (SLAAC, privacy addresses), so an IPv6 client is its
+// /64: otherwise one host could be 2^64 clients. An IPv4-mapped IPv6 address is the IPv4 one.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request comes from (clientOf): computed by the first to ask, then kept (null until then). */
+    client: string | null
+  }
+}
+
+/** Declares `client` on `app`'s requests (one shape for every request). */
+export function keepClients (app: FastifyInstance): void {
+  app.decorateRequest('client', null)
+}
+
+/** What clientOf answers when the socket is already gone (Node then reports no address). */
+export const UNKNOWN_CLIENT = 'unknown'
+
+/**
+ * The client `request` comes from: an IPv4 address, or an IPv6 /64 as `2001:db8:0:1::/64`.
+ * Computed once per request (admission's hook asks first) and kept as request.client: behind
+ * a trusted proxy each reading of request.ip parses X-Forwarded-For again.
+ */
+export function clientOf (request: FastifyRequest): string {
+  request.client ??= identify(request)
+  return request.client
+}
+
+function identify (request: FastifyRequest): string {
+  const ip = request.ip as string | undefined
+  if (ip === undefined) return UNKNOWN_CLIENT
+  const client = clientAddress(ip)
+  if (client !== undefined) return client
+  // Not an address: only ever an X-Forwarded-For hop, behind a trusted proxy. request.ips is
+  // the socket's peer, each trusted hop, then that one: the hop before it is trusted, so an address.
+  const hops = request.ips as string[]
+  return clientAddress(hops[hops.length - 2] as string) as string
+}
+
+/** The client an address stands for (see clientOf); undefined for what is not an IP address. */
+export function clientAddress (ip: string): string | undefined {
+  if (!ip.includes(':')) return isIPv4(ip) ? ip : undefined
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped !== null) return clientAddress(mapped[1] as string)
+  const groups = ipv6Groups(ip)
+  if (groups === undefined) return undefined
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
+}
+
+/** The eight 16-bit groups of an IPv6 address (a zone such as %eth0 dropped); undefined if it is none. */
+function ipv6Groups (text: string): number[] | undefined {
+  const address = text.split('%', 1)[0] as string
+  if (!isIPv6(address)) return undefined
+  const [head, tail] = address.includes('::') ? address.split('::') as [string, string] : [address, undefined]
+  const parse = (part: string): number[] => part === '' ? [] : part.split(':').flatMap(hextets)
+  const left = parse(head)
+  const right = tail === undefined ? [] : parse(tail)
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right]
+}
+
+/** One group, or the two groups of a trailing dotted IPv4 part (::1.2.3.4). */
+function hextets (part: string): number[] {
+  if (!part.includes('.')) return [parseInt(part, 16)]
+  const [a, b, c, d] = part.split('.').map(Number) as [number, number, number, number]
+  return [a * 256 + b, c * 256 + d]
+}
