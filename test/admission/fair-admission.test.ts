@@ -196,18 +196,22 @@ t.test('EDGE_API_SHED_DELAY=0: the far-over client\'s pace still follows the loa
   // Two seconds of 30 reads per 100 ms from the far-over client, each 100 ms a sample keeping up.
   const asked: Array<Promise<{ status: number }>> = []
   const started = performance.now()
+  let fastest = 0
   for (let round = 0; round < 20; round++) {
     for (let i = 0; i < 30; i++) asked.push(heavy('/v1/status'))
     await new Promise((resolve) => setTimeout(resolve, 100))
     loop.feed(KEEPING_UP)
+    fastest = Math.max(fastest, app.fairAdmission.excessPerSecond)
   }
   const seconds = (performance.now() - started) / 1000
   const served = (await Promise.all(asked)).filter((r) => r.status === 200).length
   // Frozen at its start (20/s; what a sample never reached it left it at), it let in 54 in 5 s;
-  // grown while the loop keeps up it passes the 300 asked a second within about a second.
-  t.ok(served > 3 * STEP_PER_S * seconds, `${served} of 600 served in ${seconds.toFixed(1)} s (frozen: at most ~${Math.round(STEP_PER_S * seconds)})`)
-  // Frozen, it stays at exactly STEP_PER_S; grown, it follows what the last samples used (measured 522/s alone, 135/s under coverage at load 20).
-  t.ok(app.fairAdmission.excessPerSecond > 2 * STEP_PER_S, `the pace grew to ${Math.round(app.fairAdmission.excessPerSecond)}/s`)
+  // grown while the loop keeps up it follows what this process can send and serve: 522/s alone,
+  // 135/s under coverage at load 20, 59/s at load 17 (where 3x the frozen pace failed: issue 54).
+  t.ok(served > 1.5 * STEP_PER_S * seconds, `${served} of 600 served in ${seconds.toFixed(1)} s (frozen: at most ~${Math.round(STEP_PER_S * seconds)})`)
+  // Frozen, it stays at exactly STEP_PER_S; grown, any sample that saw it used raised it (the
+  // last one alone may have seen none served on a starved machine, and set it back to STEP_PER_S).
+  t.ok(fastest > STEP_PER_S, `the pace grew to ${Math.round(fastest)}/s`)
   // The busy tier with no delay target: busy by utilisation alone (the delay far under any
   // quarter), each sample halves the pace, to its floor in ten (issue 54: the tier rested on
   // one test; this one fails too when busy samples no longer slow the far-over client).

@@ -179,16 +179,16 @@ t.test('concurrent misses on their own connections cost one build: one miss, the
   t.equal(sim.requests.filter((r) => !r.startsWith(LATEST_BLOCK_PATH)).length, 2, 'one set of chain reads: two pages')
 })
 
-/** A replica of a pool sharing answers through the store at `redisUrl`, once it knows the chain's network. */
+/** A replica of a pool sharing answers through the store at `redisUrl`, once it knows the chain's network, has its store connection and knows the head. */
 async function pooledReplica (t: Test, sim: ChainSimulator, redisUrl: string): Promise<Awaited<ReturnType<typeof buildTestApp>>> {
   const built = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', EDGE_API_REDIS_URL: redisUrl, EDGE_API_REDIS_TIMEOUT: '1s' } })
-  // Nothing is shared before the replica knows the chain's network (shared-tier.ts).
+  // The pool's answer is asserted, not how soon these come; a read before them is served unshared
+  // ('miss', got by chance on a loaded machine: issue 54). Nothing is shared before the network is
+  // known (shared-tier.ts); a store command before the connection is ready is skipped (store.ts: a
+  // connect attempt has 1 s, then a reconnect waits); a read before a head is known (a 500 ms poll)
+  // is unpinned, keyed by no height. The head: by another latest-state read, as pooledPair does.
   await until(() => built.logs.some((l) => l.msg?.startsWith('shared answers named') === true), 'the network known')
-  // And the chain's head, by another latest-state read (/v1/participants, as pooledPair did): a fresh replica's first
-  // read polls the head within a 500 ms budget, and a loaded machine that misses it serves that
-  // read unpinned, keyed by no height, so neither from the pool nor into it: the 'miss' this
-  // test got by chance at its pooled read (issue 54), and a build never shared. What is asserted
-  // is the pool's answer, not how soon a head is known.
+  await until(() => built.logs.some((l) => l.msg?.startsWith('shared store up') === true), 'the store connection ready', { timeoutMs: 20_000 })
   await until(async () => (await built.app.inject('/v1/participants')).headers['x-block-height'] !== undefined, 'the replica to know the chain\'s head', { timeoutMs: 20_000, intervalMs: 100 })
   return built
 }

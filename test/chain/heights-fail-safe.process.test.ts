@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { LATEST_BLOCK_PATH } from '../../src/chain/paths.js'
+import { MIN_BLOCK_INTERVAL_MS } from '../../src/chain/head-table.js'
 import type { ChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { startChainNodes } from '../fixtures/chain.js'
 import { serveMain } from '../fixtures/serve-main.js'
@@ -36,14 +37,21 @@ async function timedGet (url: string): Promise<Timed> {
   return { status: res.status, ms: performance.now() - started, headers: res.headers, body }
 }
 
-/** Each of the four reads twice, one after the other: 200 within 3 s each; then /readyz. */
+/**
+ * Each of the four reads twice, one after the other: 200 within 3 s each (the landed code: 4.4 s,
+ * or 503), the process's very first within 10 s; then /readyz. That first read also compiles its
+ * route's code and waits the first poll round (its 500 ms budget): 3,082 ms at load average 20,
+ * where the others took at most 667 ms (issue 54). One held by the hanging poll itself would wait
+ * the chain's 30 s timeout.
+ */
 async function fourReadsServed (t: Test, origin: string): Promise<Timed[]> {
   const answers: Timed[] = []
   for (const round of [1, 2]) {
     for (const path of LATEST_READS) {
       const answer = await timedGet(origin + path)
       t.equal(answer.status, 200, `${path} (round ${round}): ${answer.status} in ${answer.ms.toFixed(0)} ms${answer.status === 200 ? '' : `: ${answer.body}`}`)
-      t.ok(answer.ms < 3000, `${path} (round ${round}): answered within 3 s (${answer.ms.toFixed(0)} ms)`)
+      const boundS = answers.length === 0 ? 10 : 3
+      t.ok(answer.ms < boundS * 1000, `${path} (round ${round}): answered within ${boundS} s (${answer.ms.toFixed(0)} ms)`)
       answers.push(answer)
     }
   }
@@ -108,6 +116,9 @@ t.test('the stale head: the preferred node 1000 blocks behind answers /v1/versio
   const versionTraffic = (async () => {
     while (performance.now() < runUntil) {
       if ((await timedGet(`${origin}/v1/versions`)).status === 200) versions++
+      // Every 20 ms is all the time to a 1 s EDGE_API_HEAD_MAX_AGE; back to back, these reads were
+      // most of this test's CPU (issue 54).
+      await new Promise((resolve) => setTimeout(resolve, 20))
     }
   })()
   let worstMs = 0
@@ -151,12 +162,18 @@ t.test('ready stays honest: with every node refusing, /readyz 503 and the reads 
 
 const HEIGHTS_KNOWN = 'chain heights known again; latest-state reads pinned to the head'
 
-/** The four reads in turn for `ms` (blocks landing meanwhile): every answer, timed. */
+/**
+ * The four reads in turn for `ms` (blocks landing meanwhile), 20 ms between rounds: every answer,
+ * timed. A stall this file guards against lasts 500 ms to a second, and any answer while a poll
+ * is in flight flipped the heights' state (review A3): reads a few times a block see both. Back to
+ * back, they cost both processes a core for the whole run on a machine the suite shares (issue 54).
+ */
 async function readFor (origin: string, ms: number): Promise<Timed[]> {
   const answers: Timed[] = []
   const end = performance.now() + ms
   while (performance.now() < end) {
     for (const path of LATEST_READS) answers.push(await timedGet(origin + path))
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
   return answers
 }
@@ -170,20 +187,27 @@ for (const [fault, make] of [
   t.test(`blocks/latest ${fault}, the answers tell their heights, blocks landing: 5 s steady, no read stalled, one warn line, the heights unknown throughout`, async (t) => {
     const { clock, sims } = await startChainNodes(t, [0, 0])
     for (const sim of sims) make(sim)
-    clock.every(200)
+    // No faster than the chain an answer's rise is judged by (a block per MIN_BLOCK_INTERVAL_MS):
+    // with blocks/latest out, answers alone tell the head, and at a block per 200 ms a loaded
+    // machine's 2 s without one left every later height 'far above' for good (issue 54).
+    clock.every(MIN_BLOCK_INTERVAL_MS)
     t.teardown(() => { clock.stop() })
     const { main, origin } = await serve(t, sims, { EDGE_API_HEAD_MAX_AGE: '1s' })
     // 5 s: the flapping this guards came every ~3 s (review A3).
     const answers = await readFor(origin, 5000)
     const [first, ...later] = answers as [Timed, ...Timed[]]
-    const worst = Math.max(...later.map((a) => a.ms))
+    const times = later.map((a) => a.ms).sort((a, b) => a - b)
+    const median = times[Math.floor(times.length / 2)] as number
     t.same([...new Set(answers.map((a) => a.status))], [200], `${answers.length} reads, all 200`)
-    // The process's first latest read also compiles its route's code and opens its connections.
-    t.ok(first.ms <= 500 + 900, `the first read waited for one round of the poll: ${first.ms.toFixed(0)} ms (bound: its 500 ms budget + 900 ms)`)
-    // A flip stalled reads up to a second each (review A3); the flip itself is what the warn
-    // lines below catch without a clock. The bound here catches a read made to wait for a
-    // hanging poll every time (its 500 ms budget, then more), not the machine's own hiccups.
-    t.ok(worst <= 600, `every later read within 600 ms: the slowest ${worst.toFixed(0)} ms`)
+    // The first latest read waits for one round of the poll (its 500 ms budget), and compiles its
+    // route's code; one that waited for the hanging poll itself would wait the chain's 30 s
+    // timeout. Ten budgets: a loaded two-core machine added 1.1 s (1,630 ms at load 20, issue 54).
+    t.ok(first.ms <= 5000, `the first read waited for one round of the poll, not for the hanging poll: ${first.ms.toFixed(0)} ms (bound 5 s)`)
+    // A flip stalled reads up to a second each (review A3); the flips themselves are what the warn
+    // lines below catch without a clock. A read made to wait for a hanging poll every time waits
+    // its 500 ms budget: the median would be past it. The median, not the slowest read: a loaded
+    // machine delays single reads by a second (issue 54).
+    t.ok(median < 250, `later reads not held by the poll: the median ${median.toFixed(0)} ms (the slowest ${times.at(-1)?.toFixed(0)} ms)`)
     const changes = main.lines.filter((l) => l.msg === HEIGHTS_UNKNOWN || l.msg === HEIGHTS_KNOWN)
     t.same(changes.map((l) => l.msg), [HEIGHTS_UNKNOWN], 'one warn line: unknown, never known again (the gauge edge_api_chain_heights_known is 0 throughout)')
     t.ok(main.lines.filter((l) => l.level === 40).length <= 1, 'no other warn line', { warns: main.lines.filter((l) => l.level === 40) })
@@ -200,7 +224,8 @@ t.test('one answer claims height 10^9: not counted; every latest read 200 at the
   const before = await readFor(origin, 1000)
   sims[0]!.lie = { prefix: '/productscience', height: 1_000_000_000 }
   sims[1]!.lie = { prefix: '/productscience', height: 1_000_000_000 }
-  const after = await readFor(origin, 3000)
+  // Two seconds, twice EDGE_API_HEAD_MAX_AGE: counted, the lie failed every read after it until a restart.
+  const after = await readFor(origin, 2000)
   t.equal(sims[0]!.lie ?? sims[1]!.lie, undefined, 'the lie was told')
   const failed = after.filter((a) => a.status !== 200)
   t.same(failed.map((a) => `${a.status} ${a.body}`), [], `${after.length} reads after it, none failed (cost: 0 s)`)
@@ -226,7 +251,7 @@ t.test('the head poll tells height 10^9 once: not counted (a glitch does not rep
     sims[0]!.override(LATEST_BLOCK_PATH, { block: { header: { height: '1000000000' } } })
     setImmediate(() => { sims[0]!.clearFaults() })
   }
-  const after = await readFor(origin, 3000)
+  const after = await readFor(origin, 2000)
   t.ok(told, 'the poll was answered with the lie')
   t.same(after.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body}`), [], `${after.length} reads, none failed`)
   t.ok(after.every((a) => Number(a.headers.get('x-block-height')) <= clock.height), 'none above the chain\'s head')

@@ -29,8 +29,15 @@ import { within } from '../../harness/deadline.js'
 // What it measures (the polite p99 against issue 41's bound, 4,096 connections, the lone client's
 // answers/s against the same connections as sixteen clients) is benchmark 16 (npm run bench --
 // --only=16; BENCHMARKS.md): a p99 or a ratio on a shared two-core machine is a measurement.
-const ALONE_S = 2
+// The phase alone is only reported (its p99 is benchmark 16's base): one second, not two. Beside
+// the heavy client, three seconds of twenty clients at four reads a second (240 reads, each 2xx
+// asked; at two, load average 19 failed it twice through the router with 5 and 74 polite 503s
+// of ~150, the router's server UP: perhaps the machine's, but not shortened on that doubt).
+// This file runs by itself in npm test (test/loader/run.mjs's ALONE): each second is the suite's.
+const ALONE_S = 1
 const BESIDE_S = 3
+/** How long the heavy client alone runs: long enough to be judged over a share, were there one to judge. */
+const HEAVY_ALONE_S = 2
 const CONNECTIONS = 1024
 
 t.setTimeout(240_000)
@@ -114,6 +121,9 @@ t.test(`through the router as compose ships it, a heavy client of ${CONNECTIONS}
   t.teardown(() => router.stop())
   await router.allUp(1)
   const result = await beside(t, router.url, CONNECTIONS)
+  // A replica whose /readyz misses the router's check (3 s) is out of rotation (fall 1): its
+  // polite reads are then the router's 503s. Said, for a failure on a starved machine.
+  t.comment(`the router marked the replica: ${router.events.map((e) => e.state).join(', ') || 'nothing (UP throughout)'}`)
   judge(t, result, 'the router and the replica')
   // The router holds its 429s a second (tarpit): a closed loop is slowed to about one answer
   // per connection a second (answered at once: 12,000 a second on 1,024 connections).
@@ -123,7 +133,7 @@ t.test(`through the router as compose ships it, a heavy client of ${CONNECTIONS}
 t.test('alone, the heavy client gets the replica: answered, and none of its requests refused as a client\'s excess', async (t) => {
   // The heavy client sends from an address of 127.1.0.0/16 (harness/heavy-client.ts).
   const replica = await serveReplica(t, await simulator(t), { EDGE_API_TRUSTED_PROXIES: '127.1.0.0/16' })
-  const { byStatus } = await heavyClient(t, replica.origin, undefined, CONNECTIONS, 3)
+  const { byStatus } = await heavyClient(t, replica.origin, undefined, CONNECTIONS, HEAVY_ALONE_S)
   replica.stop()
   t.equal(byStatus['429'], undefined, `alone: none refused as a client's excess (${JSON.stringify(byStatus)})`)
   // What the replica sheds as its own overload (503) depends on the CPU a loaded machine leaves it.

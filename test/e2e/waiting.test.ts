@@ -9,14 +9,20 @@ import { freePorts } from '../../harness/ports.js'
 import { openSse } from '../fixtures/sse-client.js'
 import { within } from '../../harness/deadline.js'
 
-// Issue 42's promise: a rolling replacement of three replicas behind the router (HAProxy, the
+// Issue 42's promise: a rolling replacement of the replicas behind the router (HAProxy, the
 // deployed template) while long-pollers and event-stream clients follow a chain that moves a
 // block every 200 ms (five times the real chain's pace: more heights cross each replacement in
 // less time). Every stream client sees every height once, in order; no long-poller ever sees a
 // lower height; no request fails; each replica exits 0 within its budget.
+//
+// Two replicas, each replaced once: every client is drained off a replica, resumes on the other
+// from its cursor, and is drained off that one too (its second resume lands on a replacement).
+// A third replica adds a third drain of the same kind, ~8 s of this file run alone (the
+// announce, then the new replica's two checks) and a process on the suite's two cores (issue 54).
+const REPLICAS = 2
 
 // 50 long-pollers + 50 stream clients: what is proved (every height once, in order, across
-// three drains) does not grow with the count, and the suite's two cores pay for each client.
+// the drains) does not grow with the count, and the suite's two cores pay for each client.
 // WAITING_TEST_CLIENTS=200 runs issue 42's 200 + 200; what 200 waiters cost is benchmark 17.
 const CLIENTS = Number(process.env.WAITING_TEST_CLIENTS ?? 50)
 const BLOCK_MS = 200
@@ -35,8 +41,9 @@ async function longPoller (url: string, start: number, stopped: () => boolean, l
   while (!stopped()) {
     try {
       const res = await request(`${url}${ROUTE}?afterHeight=${seen}&wait=25`)
+      // Whose refusal a failure was (the router's HTML or a replica's JSON) is in its body.
+      if (res.statusCode !== 200) { log.failures.push(`status ${res.statusCode}: ${(await res.body.text()).replace(/\s+/g, ' ').slice(0, 160)}`); continue }
       await res.body.dump()
-      if (res.statusCode !== 200) { log.failures.push(`status ${res.statusCode}`); continue }
       const height = Number(res.headers['x-block-height'])
       if (height > seen) { log.heights.push(height); seen = height } else if (height < seen - 0) log.heights.push(height)
     } catch (err) {
@@ -86,9 +93,9 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
   }
   const sim = await startChainSimulator()
   sim.clock.every(BLOCK_MS)
-  const [p1, p2, p3, routerPort, metricsPort] = await freePorts(5) as [number, number, number, number, number]
+  const [routerPort, metricsPort, ...ports] = await freePorts(2 + REPLICAS) as [number, number, ...number[]]
   const options = (port: number) => ({ port, chainUrl: sim.url, announce: '5s', budget: `${BUDGET_MS / 1000}s`, env: { EDGE_API_CACHE_SIZE: '64MiB', EDGE_API_LOG_LEVEL: 'info' } })
-  const replicas = [p1, p2, p3].map((port) => new Replica(options(port)))
+  const replicas = ports.map((port) => new Replica(options(port)))
   const started = [...replicas]
   const router = new Router(replicas.map((r) => `127.0.0.1:${r.port}`), routerPort, metricsPort)
   t.teardown(async () => {
@@ -98,7 +105,7 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
     await sim.close()
   })
   await Promise.all(replicas.map(async (r) => r.listening()))
-  await router.allUp(3)
+  await router.allUp(REPLICAS)
 
   let stop = false
   const stopped = (): boolean => stop
@@ -112,7 +119,7 @@ t.test('rolling replacement with long-pollers and event streams: nothing lost, n
   await pause(1000)
 
   const exits: string[] = []
-  for (let index = 0; index < 3; index++) {
+  for (let index = 0; index < REPLICAS; index++) {
     const old = replicas[index] as Replica
     const signalled = performance.now()
     old.signal('SIGTERM')

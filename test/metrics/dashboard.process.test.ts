@@ -119,15 +119,27 @@ t.test('every dashboard and README query returns series from a real Prometheus s
     await streamRes.body?.cancel().catch(() => {})
     t.equal(held.status, 200, 'a long-poll was held and answered')
   }
+  // Each step two scrapes after the one before, not a fixed 3 s: a loaded machine delays a
+  // scrape past any fixed wait, and a quiet one needs ~1.5 s (issue 54).
+  const scrapedTwice = async (what: string): Promise<void> => {
+    const since = Date.now() / 1000
+    const seen = new Set<number>()
+    await until(async () => {
+      const answer = await prometheus.query('timestamp(up{job="edge-api"})')
+      const at = answer.ok ? answer.samples[0]?.value ?? 0 : 0
+      if (at > since) seen.add(at)
+      return seen.size >= 2
+    }, `two scrapes after ${what}`, { timeoutMs: 20_000, intervalMs: 100 })
+  }
   await waitingClients()
-  await delay(3000)
+  await scrapedTwice('the first waiting clients')
   await shedBurst()
-  await delay(3000)
+  await scrapedTwice('the first burst')
   await shedBurst()
-  await delay(3000)
+  await scrapedTwice('the second burst')
   t.ok((statuses.get(503) ?? 0) >= 2, `requests were shed (${statuses.get(503)} × 503)`)
   await waitingClients()
-  await delay(3000)
+  await scrapedTwice('the second waiting clients')
   const beforeDrain = Date.now() / 1000
 
   // The drain: SIGTERM, then 8 s of announcement (room for a late scrape on a loaded machine)
