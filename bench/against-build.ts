@@ -5,6 +5,7 @@
 // off, the clock) against the round's base.
 //   git worktree add /tmp/edge-baseline <commit> && (cd /tmp/edge-baseline && npm ci && npm run build)
 //   npx tsx bench/against-build.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8 BLOG=info)
+// BCURRENT: this side's main.js (a copy of a build, so that src/ may change meanwhile).
 // BLOG: both sides' EDGE_API_LOG_LEVEL (warn by default, as benchmark 1): at info every answer
 // also writes its access line (to /dev/null).
 import { Load } from './lib/load.js'
@@ -17,7 +18,7 @@ const sim = await startSim()
 const load = await Load.start()
 // Each side's default answer cache (startMain turns it off for benchmarks 1–13).
 const start = async (main?: string) => startMain(sim.url, { EDGE_API_CACHE_SIZE: '64MiB', EDGE_API_LOG_LEVEL: process.env.BLOG ?? 'warn' }, 'ignore', main)
-const sides = { baseline: await start(baselineMain), current: await start() }
+const sides = { baseline: await start(baselineMain), current: await start(process.env.BCURRENT) }
 const path = process.env.BPATH ?? '/v1/status'
 const out: Record<string, number[]> = { baseline: [], current: [] }
 const shed: Record<string, number> = { baseline: 0, current: 0 }

@@ -87,9 +87,10 @@ class AnswerHooks {
       route.onSend = [async (request, reply, payload) => this.#built(request, reply, payload), ...[route.onSend ?? []].flat()]
       return
     }
-    // Neither pinned nor cached: callbacks, no promise per request.
+    // Neither pinned nor cached: callbacks, no promise per request. A pure answer reads no
+    // chain (/v1/status): no reader is made for it, request.chain stays unset.
     const cacheControl = answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL
-    route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
+    if (answerClass !== 'pure') route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
     route.onSend = [(request, reply, payload, done) => { done(null, this.#tags.tagged(request, reply, payload, cacheControl)) }, ...[route.onSend ?? []].flat()]
   }
 

@@ -28,6 +28,26 @@ t.test('a /v1 route without a class refuses to boot', async (t) => {
   }, /GET \/v1\/unlisted has no class in ROUTE_CLASSES/)
 })
 
+t.test('a pure route (/v1/status reads no chain) is given no chain reader; an uncached one is, per request', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { answerCaching } = await import('../../src/cache/http-cache.js')
+  const app = Fastify()
+  t.teardown(async () => app.close())
+  let readers = 0
+  const chain = { unpinned: () => { readers++; return { height: undefined, get: async () => ({}) } } }
+  await app.register(async (scope) => {
+    await answerCaching(scope, { chain: chain as never, cache: undefined })
+    scope.get('/status', async (request) => ({ reader: request.chain !== null }))
+    scope.get('/versions', async (request) => ({ reader: request.chain !== null }))
+  }, { prefix: '/v1' })
+  const status = await app.inject('/v1/status')
+  t.same(status.json(), { reader: false })
+  t.equal(status.headers['cache-control'], 'public, max-age=31536000, immutable', 'still cacheable for good')
+  t.equal(readers, 0, 'no reader made for it')
+  t.same((await app.inject('/v1/versions')).json(), { reader: true })
+  t.equal(readers, 1)
+})
+
 /** The service with its answer cache on, listening on a loopback port. */
 async function listening (t: Test, env: Record<string, string> = {}) {
   const built = await buildTestApp(t, { env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', ...env } })
