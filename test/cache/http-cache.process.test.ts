@@ -186,6 +186,22 @@ t.test('a hit is answered by the cache alone: the route\'s handler never runs af
   t.same(logs.filter((l) => Number(l.level) >= 40).map((l) => l.msg), [], 'no warn line')
 })
 
+t.test('a hit at a fresh head is answered without asking the heads for a wait and without a chain reader; a miss makes its reader', async (t) => {
+  const { chain, origin } = await listening(t)
+  t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'miss')
+  const calls = { latest: 0, at: 0 }
+  const { heads } = chain
+  const latest = heads.latest.bind(heads)
+  const at = chain.at.bind(chain)
+  heads.latest = async (...args) => { calls.latest++; return await latest(...args) }
+  chain.at = (...args) => { calls.at++; return at(...args) }
+  t.teardown(() => { heads.latest = latest; chain.at = at })
+  for (let i = 0; i < 3; i++) t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
+  t.same(calls, { latest: 0, at: 0 }, 'the fresh head read at once; no reader for a hit')
+  t.equal((await get(`${origin}/v1/participants`)).cache, 'miss')
+  t.same(calls, { latest: 0, at: 1 }, 'a miss reads the chain at that head through its own reader')
+})
+
 t.test('concurrent misses on their own connections cost one build: one miss, the others share it', async (t) => {
   const { sim, origin } = await listening(t)
   t.equal((await get(`${origin}/v1/epochs/latest`)).status, 200, 'the head is known')
