@@ -4,7 +4,10 @@
 // "tracing off identical to today", issue 34/35's hooks (the minimum height, the shared tier
 // off, the clock) against the round's base.
 //   git worktree add /tmp/edge-baseline <commit> && (cd /tmp/edge-baseline && npm ci && npm run build)
-//   npx tsx bench/against-build.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8)
+//   npx tsx bench/against-build.ts /tmp/edge-baseline/dist/main.js   (BPATH=/v1/... ROUNDS=8 BLOG=info)
+// BCURRENT: this side's main.js (a copy of a build, so that src/ may change meanwhile).
+// BLOG: both sides' EDGE_API_LOG_LEVEL (warn by default, as benchmark 1): at info every answer
+// also writes its access line (to /dev/null).
 import { Load } from './lib/load.js'
 import { cpuMs, startMain, startSim } from './lib/servers.js'
 import { median } from './lib/stats.js'
@@ -14,8 +17,8 @@ if (baselineMain === undefined) throw new Error('usage: npx tsx bench/against-bu
 const sim = await startSim()
 const load = await Load.start()
 // Each side's default answer cache (startMain turns it off for benchmarks 1–13).
-const start = async (main?: string) => startMain(sim.url, { EDGE_API_CACHE_SIZE: '64MiB' }, 'ignore', main)
-const sides = { baseline: await start(baselineMain), current: await start() }
+const start = async (main?: string) => startMain(sim.url, { EDGE_API_CACHE_SIZE: '64MiB', EDGE_API_LOG_LEVEL: process.env.BLOG ?? 'warn' }, 'ignore', main)
+const sides = { baseline: await start(baselineMain), current: await start(process.env.BCURRENT) }
 const path = process.env.BPATH ?? '/v1/status'
 const out: Record<string, number[]> = { baseline: [], current: [] }
 const shed: Record<string, number> = { baseline: 0, current: 0 }
@@ -30,6 +33,6 @@ for (let round = 0; round < Number(process.env.ROUNDS ?? 8); round++) {
   }
 }
 const ratios = out.current!.map((v, i) => v / out.baseline![i]!)
-console.log(`${path}: CPU µs/request baseline ${median(out.baseline!).toFixed(1)} / this build ${median(out.current!).toFixed(1)}; median pair ratio this build/baseline ${median(ratios).toFixed(3)} (pairs ${ratios.map((x) => x.toFixed(2)).join(' ')}); non-2xx ${JSON.stringify(shed)}`)
+console.log(`${path}${process.env.BLOG === undefined ? '' : ` at ${process.env.BLOG}`}: CPU µs/request baseline ${median(out.baseline!).toFixed(1)} / this build ${median(out.current!).toFixed(1)}; median pair ratio this build/baseline ${median(ratios).toFixed(3)} (pairs ${ratios.map((x) => x.toFixed(2)).join(' ')}); non-2xx ${JSON.stringify(shed)}`)
 for (const s of Object.values(sides)) await s.stop()
 await load.stop(); await sim.stop()

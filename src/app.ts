@@ -13,22 +13,23 @@ import { ChainBusyError, OverShareError } from './errors.js'
 import { accessLog, logArrival } from './http/access-log.js'
 import { Admission } from './admission/admit.js'
 import type { LoadShedding } from './admission/admission.js'
-import { ClientErrors, requireHost } from './http/client-errors.js'
-import { corsOptions } from './http/cors.js'
+import { ClientErrors } from './http/client-errors.js'
+import { anyOriginHeaders, corsOptions } from './http/cors.js'
 import { handleError, handleFrameworkError, MAX_PARAM_LENGTH } from './http/error-handler.js'
 import { lazySchemaCompilers } from './http/lazy-schemas.js'
 import { FairAdmission } from './admission/fair-admission.js'
 import { handleUnrouted } from './http/methods.js'
 import { Pipelining } from './http/pipelining.js'
 import { RateLimiter } from './admission/rate-limit.js'
-import { clientRequestId, REQUEST_ID_HEADER, RequestIds } from './http/request-id.js'
+import { RequestIds } from './http/request-id.js'
+import { requestLifecycle } from './http/request-lifecycle.js'
 import { RequestLogger } from './http/request-logger.js'
 import { RouteGroupBusyError } from './http/route-group-limit.js'
 import { SERVER_TIMEOUTS, serverTimeoutOptions, type ServerTimeouts } from './http/server-timeouts.js'
 import { Shedding } from './admission/shedding.js'
 import type { Readiness } from './readiness.js'
 import { formatSchemaError } from './http/schema-errors.js'
-import { instrumentRequests, type RequestMetrics } from './metrics/requests.js'
+import type { RequestMetrics } from './metrics/requests.js'
 import type { RateCounter } from './shared/rate-counter.js'
 import { health } from './routes/health.js'
 import type { Tracing } from './tracing/tracing.js'
@@ -96,7 +97,7 @@ function createFastify (options: AppOptions, requestIds: RequestIds, clientError
     // request.ip: the socket's peer, or behind EDGE_API_TRUSTED_PROXIES the first untrusted X-Forwarded-For hop.
     trustProxy: config.edge.trustedProxies.length === 0 ? false : [...config.edge.trustedProxies],
     ...timeoutOptions,
-    // Node's Host check answers an empty 400 nobody logs; requireHost answers it instead.
+    // Node's Host check answers an empty 400 nobody logs; the request's lifecycle answers it instead (hasRequiredHost).
     http: { ...timeoutOptions.http, requireHostHeader: false },
     // Node's own refusals (400, 408, 431) in the envelope, logged and counted.
     clientErrorHandler: clientErrors.answer,
@@ -156,24 +157,20 @@ function registerRefusals (app: App, { readiness, metrics, tracing }: AppOptions
   return shedding
 }
 
-/** Every request's own hooks: its log lines, metrics, id, Host check and pipelining turn; unrouted answers. */
-function registerRequestHooks (app: App, { logger, metrics }: AppOptions, shedding: Shedding, pipelining: Pipelining): void {
-  // Only from info on: at warn the hook would cost every request (a route read, a header
-  // read, the shed check) for a line never written.
-  if (logger.isLevelEnabled('info')) app.addHook('onResponse', accessLog({ skip: (reply) => shedding.refused(reply) }))
+/** Every request's lifecycle (request-lifecycle.ts): its id, Host check, CORS for any origin, pipelining turn, metrics and access line; unrouted answers. */
+function registerRequestHooks (app: App, { config, logger, metrics }: AppOptions, shedding: Shedding, pipelining: Pipelining): void {
+  requestLifecycle(app, {
+    pipelining,
+    metrics,
+    fixedHeaders: config.edge.corsOrigins === '*' ? anyOriginHeaders() : undefined,
+    // Only from info on: at warn the line would cost every request (a route read, a header
+    // read, the shed check) for nothing written.
+    access: logger.isLevelEnabled('info') ? accessLog({ log: logger, skip: (reply) => shedding.refused(reply) }) : undefined
+  })
   // Only at debug: at info the hook would cost every request for nothing.
   if (logger.isLevelEnabled('debug')) app.addHook('onRequest', logArrival)
   // Unknown paths are 404; a known path with a method it lacks is 405 (OPTIONS 204), as in Go.
   app.setNotFoundHandler(handleUnrouted)
-  if (metrics !== undefined) instrumentRequests(app, metrics)
-  // The answer says which id to quote: the caller's own when it sent one, ours otherwise.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header(REQUEST_ID_HEADER, clientRequestId(request.headers) ?? request.id)
-    done()
-  })
-  app.addHook('onRequest', requireHost)
-  // After the metrics' hook: a request waiting its turn is in flight, and timed from arrival.
-  app.addHook('onRequest', pipelining.admit)
 }
 
 /** The OpenAPI document, health, /v1 and the event stream beside it. */
@@ -226,7 +223,8 @@ declare module 'fastify' {
  */
 async function registerEdges<Provider extends FastifyTypeProvider> (app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>, { config, logger, metrics, rateCounter }: AppOptions): Promise<void> {
   const { corsOrigins, blockedRoutes, rateLimit } = config.edge
-  if (corsOrigins !== undefined) await app.register(cors, corsOptions(corsOrigins))
+  // Any origin's headers are fixed, set by the request's lifecycle (registerRequestHooks).
+  if (corsOrigins !== undefined && corsOrigins !== '*') await app.register(cors, corsOptions(corsOrigins))
   const limiter = rateLimit === undefined ? undefined : new RateLimiter({ limit: rateLimit, pool: rateCounter, log: logger, onRefused: metrics === undefined ? undefined : () => metrics.refused('rate_limit') })
   app.decorate('admission', Admission.register(app as unknown as FastifyInstance, { shedding: app.shedding, blockedRoutes, limiter }))
 }

@@ -119,6 +119,14 @@ export class AnswerCache {
   async lookup (key: string): Promise<Lookup> {
     const cached = this.#lru.get(key)
     if (cached !== undefined) return { result: 'hit', answer: cached }
+    return this.lookupMissed(key)
+  }
+
+  /**
+   * lookup() for a key just found missing from this replica's cache (get() was undefined, and
+   * nothing was awaited since): the cache is not read again. A hit is answered without it.
+   */
+  async lookupMissed (key: string): Promise<Lookup> {
     const running = this.#flights.get(key)
     if (running !== undefined) {
       const answer = await running.answer

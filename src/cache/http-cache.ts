@@ -84,12 +84,13 @@ class AnswerHooks {
       const declared = Object.keys((route.schema?.querystring as { properties?: object } | undefined)?.properties ?? {})
       const keyOf = answerKeyOf(route.url, paramSpellings(route.url), declared)
       route.preHandler = [...[route.preHandler ?? []].flat(), this.#cachedRead(answerClass, route.url, keyOf)]
-      route.onSend = [async (request, reply, payload) => this.#built(request, reply, payload), ...[route.onSend ?? []].flat()]
+      route.onSend = [(request, reply, payload, done) => { done(null, this.#built(request, reply, payload)) }, ...[route.onSend ?? []].flat()]
       return
     }
-    // Neither pinned nor cached: callbacks, no promise per request.
+    // Neither pinned nor cached: callbacks, no promise per request. A pure answer reads no
+    // chain (/v1/status): no reader is made for it, request.chain stays unset.
     const cacheControl = answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL
-    route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
+    if (answerClass !== 'pure') route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
     route.onSend = [(request, reply, payload, done) => { done(null, this.#tags.tagged(request, reply, payload, cacheControl)) }, ...[route.onSend ?? []].flat()]
   }
 
@@ -100,67 +101,99 @@ class AnswerHooks {
     done()
   }
 
-  // A read answered here (a hit, a 304) resolves with its reply, which Fastify awaits to the
-  // response's end: an async hook that resolves with nothing lets Fastify run the route's
-  // handler too, since its onSend hooks have not ended the response yet, and the handler then
-  // reads the chain for an answer that is thrown away ("Reply was already sent").
+  // A callback preHandler: a read answered here (a hit, a 304) sends its answer and never calls
+  // `done`, so the route's handler never runs (it would read the chain for an answer thrown
+  // away, "Reply was already sent"). A hit at a fresh head is answered in this one call: no
+  // promise, the key built once, the cache read once, no chain reader made. Only a read that
+  // must wait (no fresh head, a minimum height, a miss) goes on asynchronously.
   #cachedRead (answerClass: 'latest' | 'fixed', route: string, keyOf: KeyOf) {
     const latest = answerClass === 'latest'
-    // A preHandler that answers returns the reply: Fastify then waits for the response to end
-    // before going on, as async onSend hooks (CORS, the rate limit's fields) make the end later
-    // than send() (else the route's handler ran as well: a chain read per hit).
-    return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-      request.chain = latest ? await this.#pin.latest(request, reply) : this.#pin.fixed(request, reply)
+    return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const read: CachedRead = { base: keyOf(request), route, latest }
-      const height = request.chain.height
-      if (latest && height === undefined) return this.#unknownHeight(request, reply, read)
-      const key = keyAt(read.base, height)
-      // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per
-      // hit. A miss is tagged once built (#built); its key is digested here only to compare.
-      const etag = this.#cache?.get(key)?.etag ?? (request.headers['if-none-match'] === undefined ? undefined : tagOf(key))
-      if (etag !== undefined && holdsAnswer(request, etag)) {
-        tagAnswer(reply, height, etag)
-        return this.#revalidated(reply, route).send()
+      if (!latest) {
+        this.#pin.fixedHeaders(reply)
+        return settle(this.#read(request, reply, read, undefined, () => this.#pin.fixed(request)), done)
       }
-      if (this.#cache !== undefined) return this.#answer(this.#cache, request, reply, read, key)
-      this.#reads.set(request, read)
-      return undefined
+      this.#pin.latestHeaders(reply)
+      const height = this.#pin.heightNow(request)
+      if (height !== undefined) return settle(this.#read(request, reply, read, height, () => this.#pin.at(request, height)), done)
+      settle(this.#pinnedRead(request, reply, read), done)
     }
+  }
+
+  // The height chosen by asking (no fresh head, a minimum height, no cache).
+  async #pinnedRead (request: FastifyRequest, reply: FastifyReply, read: CachedRead): Promise<Outcome> {
+    const reader = await this.#pin.latest(request)
+    const height = reader.height
+    if (height === undefined) {
+      request.chain = reader
+      return this.#unknownHeight(request, reply, read)
+    }
+    return this.#read(request, reply, read, height, () => reader)
+  }
+
+  /**
+   * The read of `read`'s key at `height`: a 304 or a hit answered at once (ANSWERED), else the
+   * request's reader (`reader`, made now) set for its handler, after the cache's other sources
+   * (an answer being built, the pool's) when it is on.
+   */
+  #read (request: FastifyRequest, reply: FastifyReply, read: CachedRead, height: number | undefined, reader: () => ChainReader): Outcome | Promise<Outcome> {
+    const key = keyAt(read.base, height)
+    const cached = this.#cache?.get(key)
+    // A cached answer holds its key's tag, made on this replica (answer-cache.ts): no digest per
+    // hit. A miss is tagged once built (#built); its key is digested here only to compare.
+    const etag = cached?.etag ?? (request.headers['if-none-match'] === undefined ? undefined : tagOf(key))
+    if (etag !== undefined && holdsAnswer(request, etag)) {
+      tagAnswer(reply, height, etag)
+      this.#revalidated(reply, read.route).send()
+      return ANSWERED
+    }
+    if (cached !== undefined) return this.#found(reply, read.route, height, 'hit', cached)
+    request.chain = reader()
+    if (this.#cache !== undefined) return this.#answer(this.#cache, reply, read, key, height)
+    this.#reads.set(request, read)
+    return BUILD
   }
 
   // Without the cache (one node), the height is known once the first read is answered; a
   // revalidation against the fresh head still costs the chain nothing.
-  #unknownHeight (request: FastifyRequest, reply: FastifyReply, read: CachedRead): FastifyReply | undefined {
+  #unknownHeight (request: FastifyRequest, reply: FastifyReply, read: CachedRead): Outcome {
     const fresh = this.#chain.heads.freshHead()
     const etag = fresh === undefined ? undefined : tagOf(keyAt(read.base, fresh))
     if (etag !== undefined && holdsAnswer(request, etag)) {
       tagAnswer(reply, fresh, etag)
-      return this.#revalidated(reply, read.route).send()
+      this.#revalidated(reply, read.route).send()
+      return ANSWERED
     }
     this.#reads.set(request, read)
-    return undefined
+    return BUILD
   }
 
-  async #answer (cache: AnswerCache, request: FastifyRequest, reply: FastifyReply, read: CachedRead, key: string): Promise<FastifyReply | undefined> {
-    const found = await cache.lookup(key)
-    this.#result(reply, read.route, found.result)
+  // The key is not in this replica's cache: an answer being built, the pool's, or this read's build.
+  async #answer (cache: AnswerCache, reply: FastifyReply, read: CachedRead, key: string, height: number | undefined): Promise<Outcome> {
+    const found = await cache.lookupMissed(key)
     // Sent as found, with its tag: its onSend has nothing to keep.
-    if (found.result !== 'miss') {
-      tagAnswer(reply, request.chain.height, found.answer.etag)
-      return this.#send(reply, found.answer)
-    }
+    if (found.result !== 'miss') return this.#found(reply, read.route, height, found.result, found.answer)
+    this.#result(reply, read.route, 'miss')
     read.build = found.build
-    this.#reads.set(request, read)
+    this.#reads.set(reply.request, read)
     // The build ends at its handler's end (#built: Fastify runs onSend even for a client gone),
     // or sooner when the client leaves mid-build: the key's claim is let go at once, so the
     // pool's other replicas build it without waiting for an answer nobody is waiting for (the
     // answer, if it comes later, is still kept here). A client gone already, during the lookup,
     // leaves it to the handler's end: 'close' does not come twice.
     reply.raw.once('close', () => { found.build.finish(undefined) })
-    return undefined
+    return BUILD
   }
 
-  async #built (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  #found (reply: FastifyReply, route: string, height: number | undefined, result: CacheResult, answer: CachedAnswer): Outcome {
+    this.#result(reply, route, result)
+    tagAnswer(reply, height, answer.etag)
+    reply.type(answer.contentType).send(answer.body)
+    return ANSWERED
+  }
+
+  #built (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
     const read = this.#reads.get(request)
     // Answered by its preHandler (a hit, a 304), or refused before it: tagged as any other GET 200.
     if (read === undefined) return this.#tags.tagged(request, reply, payload, LATEST_CACHE_CONTROL)
@@ -189,14 +222,22 @@ class AnswerHooks {
     return this.#result(reply, route, 'revalidated').code(304)
   }
 
-  #send (reply: FastifyReply, answer: CachedAnswer): FastifyReply {
-    return reply.type(answer.contentType).send(answer.body)
-  }
-
   #result (reply: FastifyReply, route: string, result: CacheResult): FastifyReply {
     this.#observer?.cacheResult(route, result)
     return reply.header(CACHE_HEADER, result)
   }
+}
+
+/** How a cacheable read's preHandler ended: answered (a hit, a 304), or on to its handler to build the answer. */
+const ANSWERED = 'answered'
+const BUILD = 'build'
+type Outcome = typeof ANSWERED | typeof BUILD
+
+/** Ends a preHandler by its outcome: `done` for a build (or an error), nothing once answered. */
+function settle (outcome: Outcome | Promise<Outcome>, done: HookHandlerDoneFunction): void {
+  if (outcome === BUILD) return done()
+  if (outcome === ANSWERED) return
+  outcome.then((ended) => { if (ended === BUILD) done() }, done)
 }
 
 /** An error: never cached, by us or by anyone downstream. */

@@ -37,16 +37,39 @@ export class ReaderPin {
     this.#minHeights = options.minHeights
   }
 
-  async latest (request: FastifyRequest, reply: FastifyReply): Promise<ChainReader> {
-    // The answer chosen depends on the header, its errors too: an HTTP cache keys them by it (RFC 9110 §12.5.5).
-    // Added to what is there: CORS with a list of origins varies by Origin too.
+  /**
+   * A latest-state answer's headers, set before its height is chosen: its errors have them too.
+   * The answer chosen depends on the minimum height's header, so an HTTP cache keys them by it
+   * (RFC 9110 §12.5.5); added to what varies it already (CORS with a list varies by Origin).
+   */
+  latestHeaders (reply: FastifyReply): void {
     const vary = reply.getHeader('vary')
     reply.header('vary', vary === undefined ? MIN_HEIGHT_HEADER : `${String(vary)}, ${MIN_HEIGHT_HEADER}`)
     reply.header('cache-control', LATEST_CACHE_CONTROL)
+  }
+
+  /**
+   * The height a latest-state answer is served at when it is known without a wait: with the
+   * cache, no minimum height asked and a fresh head (ChainHeads.latestNow). Undefined otherwise:
+   * latest() then chooses it. A malformed minimum is a 400 here, before any chain request.
+   */
+  heightNow (request: FastifyRequest): number | undefined {
+    if (minimumHeight(request.headers) !== undefined || this.#cache === undefined) return undefined
+    return this.#chain.heads.latestNow()
+  }
+
+  /** The reader of a latest-state answer at `height` (heightNow's): made only when the answer is built. */
+  at (request: FastifyRequest, height: number): ChainReader {
+    return this.#kept(this.#chain.at(height, readContextOf(request)))
+  }
+
+  /**
+   * The reader of a latest-state answer whose height heightNow did not know. With a minimum,
+   * the height is known before the first read even with one node and no cache, so a hit, a
+   * 304 and a built answer are all at it or later.
+   */
+  async latest (request: FastifyRequest): Promise<ChainReader> {
     const context = readContextOf(request)
-    // A malformed minimum is a 400 before any chain request. With one, the height is known
-    // before the first read even with one node and no cache, so a hit, a 304 and a built
-    // answer are all at it or later.
     const minimum = minimumHeight(request.headers)
     const reader = minimum !== undefined
       ? await this.#minHeights.reader(minimum, context)
@@ -54,8 +77,13 @@ export class ReaderPin {
     return this.#kept(reader)
   }
 
-  fixed (request: FastifyRequest, reply: FastifyReply): ChainReader {
+  /** A fixed answer's header, set before it is read: its errors have it too. */
+  fixedHeaders (reply: FastifyReply): void {
     reply.header('cache-control', IMMUTABLE_CACHE_CONTROL)
+  }
+
+  /** The reader of a fixed answer: unpinned, its path names its height; made only when the answer is built. */
+  fixed (request: FastifyRequest): ChainReader {
     return this.#kept(this.#chain.unpinned(readContextOf(request)))
   }
 

@@ -210,6 +210,19 @@ export class ChainHeads {
   }
 
   /**
+   * latest() when it has nothing to wait for and nothing to start: the height it would answer
+   * when the best head was confirmed within half of maxAgeMs (no poll, not even in the
+   * background) and no other replica's head is being looked at; undefined otherwise, and then
+   * latest() decides. A cache hit at a fresh head is so answered without a promise.
+   */
+  latestNow (): number | undefined {
+    if (this.#look !== undefined || !this.#knowledge.known || this.best === 0) return undefined
+    if (this.#clock.now() - this.#confirmedAt > this.#maxAgeMs / 2) return undefined
+    this.raiseServed(this.best)
+    return this.served
+  }
+
+  /**
    * Asks the nodes for their heads now (joining a poll in flight); true when a node told its
    * head in it. A client's minimum height waits on it (src/cache/min-height.ts).
    */

@@ -1,6 +1,6 @@
 import { maxHeaderSize, STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { formatByteSize } from '../byte-size.js'
 import { formatDuration } from '../duration.js'
 import { CLIENT_ERROR_ROUTE, UNKNOWN_METHOD, UNMATCHED_ROUTE } from '../metrics/labels.js'
@@ -91,14 +91,16 @@ export class ClientErrors {
 /**
  * Node's one refusal that does not go through 'clientError': an HTTP/1.1 request without
  * Host (RFC 9112 §3.2 requires 400) gets an empty 400 written directly, unlogged. With Node's
- * check off (`requireHostHeader: false`, app.ts), this onRequest hook answers it, as a route would.
+ * check off (`requireHostHeader: false`, app.ts), the request's onRequest (request-lifecycle.ts)
+ * asks this, and answers with refuseMissingHost as a route would.
  */
-export function requireHost (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-    reply.code(400).send({ message: 'missing Host header (required in HTTP/1.1)' })
-    return
-  }
-  done()
+export function hasRequiredHost (request: FastifyRequest): boolean {
+  return request.headers.host !== undefined || request.raw.httpVersion !== '1.1'
+}
+
+/** The 400 of an HTTP/1.1 request without Host, in the envelope. */
+export function refuseMissingHost (reply: FastifyReply): void {
+  reply.code(400).send({ message: 'missing Host header (required in HTTP/1.1)' })
 }
 
 /** The status Node's own answer would have had; undefined when the connection failed rather than the request. */

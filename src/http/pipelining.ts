@@ -37,24 +37,31 @@ export class Pipelining {
   readonly #connections = new WeakMap<Socket, Connection>()
   readonly #max: number
   readonly #maxUnanswered: number
-  // One listener for every response: no closure per request.
-  readonly #answered: (this: ServerResponse) => void
 
   constructor (max = MAX_REQUESTS_IN_PROGRESS_PER_CONNECTION, maxUnanswered = MAX_UNANSWERED_PER_CONNECTION) {
     this.#max = max
     this.#maxUnanswered = maxUnanswered
-    const connections = this.#connections
-    this.#answered = function (this: ServerResponse): void {
-      const connection = connections.get(this.req.socket) as Connection
-      const { replies, waiting } = connection
-      replies.splice(replies.findIndex((reply) => reply.raw === this), 1)
-      // A closed connection's waiting requests are never run: nobody would read their answer.
-      if (connection.socket.destroyed) return
-      while (waiting.length > 0 && replies.length - waiting.length < max) (waiting.shift() as HookHandlerDoneFunction)()
-    }
   }
 
-  /** The onRequest hook: runs the request now, or once the connection's earlier ones are answered. */
+  /**
+   * The response `res` has closed: once its answer has gone out, or when its connection closed
+   * under it (request-lifecycle.ts's one 'close' listener calls this for every response). The
+   * next waiting request of its connection, if any, runs. A response that never took its turn
+   * (refused before it: a missing Host) is none of the connection's.
+   */
+  answered (res: ServerResponse): void {
+    const connection = this.#connections.get(res.req.socket)
+    if (connection === undefined) return
+    const { replies, waiting } = connection
+    const index = replies.findIndex((reply) => reply.raw === res)
+    if (index === -1) return
+    replies.splice(index, 1)
+    // A closed connection's waiting requests are never run: nobody would read their answer.
+    if (connection.socket.destroyed) return
+    while (waiting.length > 0 && replies.length - waiting.length < this.#max) (waiting.shift() as HookHandlerDoneFunction)()
+  }
+
+  /** The request's turn (request-lifecycle.ts's onRequest): runs it now (`done`), or once the connection's earlier ones are answered. */
   readonly admit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     const socket = request.raw.socket
     // The rest of a chunk Node was parsing when the connection was closed: never run.
@@ -74,9 +81,8 @@ export class Pipelining {
       socket.destroy()
       return abandon(reply)
     }
+    // Out of the list again at its response's 'close' (answered), whichever way it closes.
     connection.replies.push(reply)
-    // 'close' comes once the answer has gone out, or when the connection closes under it.
-    reply.raw.once('close', this.#answered)
     if (connection.replies.length <= this.#max) done()
     else connection.waiting.push(done)
   }

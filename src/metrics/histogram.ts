@@ -65,6 +65,7 @@ export class Histogram<Label extends string> {
   readonly #series = new Map<string, { labels: LabelValues<Label>, series: HistogramSeries }>()
   readonly #labelNames: readonly Label[]
   readonly #byKey = new Map<string, HistogramSeries>()
+  readonly #byValues = new Map<string | number, unknown>()
 
   constructor (options: { name: string, help: string, labelNames: readonly Label[], buckets: readonly number[] }) {
     this.name = options.name
@@ -93,6 +94,33 @@ export class Histogram<Label extends string> {
     if (series === undefined) {
       series = this.series(labels)
       this.#byKey.set(key, series)
+    }
+    return series
+  }
+
+  /**
+   * The series of one label set found by its values, in `labelNames`' order, through one map
+   * per label: on the per-request path a few lookups of values the caller already holds (the
+   * route pattern, the method, the status), no key string and no label object built once the
+   * series exists.
+   */
+  seriesOf (...values: Array<string | number>): HistogramSeries {
+    let level = this.#byValues
+    const last = values.length - 1
+    for (let i = 0; i < last; i++) {
+      const value = values[i] as string | number
+      let next = level.get(value) as Map<string | number, unknown> | undefined
+      if (next === undefined) {
+        next = new Map()
+        level.set(value, next)
+      }
+      level = next
+    }
+    const leaf = values[last] as string | number
+    let series = level.get(leaf) as HistogramSeries | undefined
+    if (series === undefined) {
+      series = this.series(Object.fromEntries(this.#labelNames.map((name, i) => [name, values[i]])) as LabelValues<Label>)
+      level.set(leaf, series)
     }
     return series
   }
@@ -128,5 +156,6 @@ export class Histogram<Label extends string> {
   reset (): void {
     this.#series.clear()
     this.#byKey.clear()
+    this.#byValues.clear()
   }
 }

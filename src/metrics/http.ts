@@ -46,7 +46,7 @@ export class HttpMetrics {
 
   /** One answered request: `route` is its pattern (UNMATCHED_ROUTE when none matched). */
   requestAnswered (method: string, route: string, statusCode: number, seconds: number): void {
-    this.#requestDuration.seriesByKey(`${method} ${statusCode} ${route}`, { method, route, status_code: statusCode }).observe(seconds)
+    this.#requestDuration.seriesOf(method, route, statusCode).observe(seconds)
   }
 
   /** A request refused: with 503 + Retry-After (shed) or, for a client's excess, 429 (refused). */

@@ -1,5 +1,5 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, RawServerDefault } from 'fastify'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServerResponse } from 'node:http'
 import { UNMATCHED_ROUTE } from './labels.js'
 import type { Metrics } from './registry.js'
 
@@ -19,30 +19,12 @@ export function untimed (reply: FastifyReply): void {
 }
 
 /**
- * Request metrics on the public app: in flight and duration by route pattern. Hooks on the
- * root instance, so they see every route, 404s and 405s, and /v1's shed requests
- * (admission's hook runs after these). Shed requests are counted by the app's
- * Shedding, which reports each refusal to `shed` (app.ts).
+ * One answered request's duration, by method, route pattern (`route`, its pattern: never the
+ * URL, whose values are unbounded; undefined when no route matched) and status. The request's
+ * lifecycle (src/http/request-lifecycle.ts) calls it from its onResponse, and counts requests
+ * in flight from its onRequest to its response's 'close'. Shed requests are counted by the
+ * app's Shedding, which reports each refusal to `shed` (app.ts).
  */
-export function instrumentRequests<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (
-  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>,
-  metrics: RequestMetrics
-): void {
-  // 'close' always comes, answered or not: Fastify's onResponse does not run for a request
-  // whose client went away first, and the gauge must not count it forever (Pipelining closes
-  // the answers Node leaves queued on a closed connection). Once: Node may close one of those
-  // too. One shared listener, no closure per request.
-  function ended (this: ServerResponse): void {
-    metrics.requestEnded()
-  }
-  app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    metrics.requestStarted()
-    reply.raw.once('close', ended)
-    done()
-  })
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    // The route's pattern (/v1/epochs/:epoch), never the URL: its values are unbounded.
-    if (!UNTIMED.has(reply.raw)) metrics.requestAnswered(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
-    done()
-  })
+export function timeAnswer (metrics: RequestMetrics, request: FastifyRequest, reply: FastifyReply, route: string | undefined): void {
+  if (!UNTIMED.has(reply.raw)) metrics.requestAnswered(request.method, route ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000)
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { heldTagHeight } from '../cache/conditional.js'
 import { answerTag, matchesTag } from '../cache/http-cache.js'
 import { clientOf } from '../admission/client-identity.js'
@@ -114,31 +114,38 @@ class LongPoll {
   }
 
   heldUntilChanged (route: string) {
-    const { heads } = this.#options
-    return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    // A callback hook: a read that asks no wait (nearly all) goes on in this call, no promise.
+    return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const ask = waitAsked(request)
-      if (ask === undefined) return undefined
-      // Before the first await: whose place it takes, and whether its client leaves meanwhile.
-      const client = waitingClient(request)
-      let gone = false
-      const stopWatching = whenGone(reply, () => { gone = true })
-      if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
-      const height = await heads.latest() ?? heads.served
-      stopWatching()
-      // A client that left gets no answer built for it (499: nginx's "client closed request").
-      if (gone) return reply.code(499).send()
-      const seen = ask.afterHeight ?? seenByTag(request, route, height)
-      if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
-      const refused = this.#quota.take(client)
-      if (refused !== undefined) throw overCap(refused)
-      countAsWaiting(reply)
-      const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
-      this.#quota.give(client)
-      if (reason === 'gone') return reply.code(499).send()
-      // Its tag names a block this replica has still not passed: what it holds is newer than any answer here.
-      if (ask.afterHeight === undefined && seen > height && heads.best <= seen) return reply.code(304).send()
-      return undefined
+      if (ask === undefined) return done()
+      // Answered here (a 499, a 304): the chain ends, the route's handler never runs.
+      this.#waited(request, reply, route, ask).then((answered) => { if (answered === undefined) done() }, done)
     }
+  }
+
+  /** A long-poll's wait: the reply when it answered (a 499, a 304), undefined to go on to the answer. */
+  async #waited (request: FastifyRequest, reply: FastifyReply, route: string, ask: WaitAsk): Promise<FastifyReply | undefined> {
+    const { heads } = this.#options
+    // Before the first await: whose place it takes, and whether its client leaves meanwhile.
+    const client = waitingClient(request)
+    let gone = false
+    const stopWatching = whenGone(reply, () => { gone = true })
+    if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
+    const height = await heads.latest() ?? heads.served
+    stopWatching()
+    // A client that left gets no answer built for it (499: nginx's "client closed request").
+    if (gone) return reply.code(499).send()
+    const seen = ask.afterHeight ?? seenByTag(request, route, height)
+    if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
+    const refused = this.#quota.take(client)
+    if (refused !== undefined) throw overCap(refused)
+    countAsWaiting(reply)
+    const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
+    this.#quota.give(client)
+    if (reason === 'gone') return reply.code(499).send()
+    // Its tag names a block this replica has still not passed: what it holds is newer than any answer here.
+    if (ask.afterHeight === undefined && seen > height && heads.best <= seen) return reply.code(304).send()
+    return undefined
   }
 
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */

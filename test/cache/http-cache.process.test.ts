@@ -28,6 +28,26 @@ t.test('a /v1 route without a class refuses to boot', async (t) => {
   }, /GET \/v1\/unlisted has no class in ROUTE_CLASSES/)
 })
 
+t.test('a pure route (/v1/status reads no chain) is given no chain reader; an uncached one is, per request', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { answerCaching } = await import('../../src/cache/http-cache.js')
+  const app = Fastify()
+  t.teardown(async () => app.close())
+  let readers = 0
+  const chain = { unpinned: () => { readers++; return { height: undefined, get: async () => ({}) } } }
+  await app.register(async (scope) => {
+    await answerCaching(scope, { chain: chain as never, cache: undefined })
+    scope.get('/status', async (request) => ({ reader: request.chain !== null }))
+    scope.get('/versions', async (request) => ({ reader: request.chain !== null }))
+  }, { prefix: '/v1' })
+  const status = await app.inject('/v1/status')
+  t.same(status.json(), { reader: false })
+  t.equal(status.headers['cache-control'], 'public, max-age=31536000, immutable', 'still cacheable for good')
+  t.equal(readers, 0, 'no reader made for it')
+  t.same((await app.inject('/v1/versions')).json(), { reader: true })
+  t.equal(readers, 1)
+})
+
 /** The service with its answer cache on, listening on a loopback port. */
 async function listening (t: Test, env: Record<string, string> = {}) {
   const built = await buildTestApp(t, { env: { EDGE_API_CACHE_SIZE: '1MiB', EDGE_API_HEAD_MAX_AGE: '1m', ...env } })
@@ -164,6 +184,22 @@ t.test('a hit is answered by the cache alone: the route\'s handler never runs af
   for (let i = 0; i < 3; i++) t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
   t.equal(sim.count(EPOCH_INFO), reads, 'no chain read for a hit')
   t.same(logs.filter((l) => Number(l.level) >= 40).map((l) => l.msg), [], 'no warn line')
+})
+
+t.test('a hit at a fresh head is answered without asking the heads for a wait and without a chain reader; a miss makes its reader', async (t) => {
+  const { chain, origin } = await listening(t)
+  t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'miss')
+  const calls = { latest: 0, at: 0 }
+  const { heads } = chain
+  const latest = heads.latest.bind(heads)
+  const at = chain.at.bind(chain)
+  heads.latest = async (...args) => { calls.latest++; return await latest(...args) }
+  chain.at = (...args) => { calls.at++; return at(...args) }
+  t.teardown(() => { heads.latest = latest; chain.at = at })
+  for (let i = 0; i < 3; i++) t.equal((await get(`${origin}/v1/epochs/latest`)).cache, 'hit')
+  t.same(calls, { latest: 0, at: 0 }, 'the fresh head read at once; no reader for a hit')
+  t.equal((await get(`${origin}/v1/participants`)).cache, 'miss')
+  t.same(calls, { latest: 0, at: 1 }, 'a miss reads the chain at that head through its own reader')
 })
 
 t.test('concurrent misses on their own connections cost one build: one miss, the others share it', async (t) => {

@@ -389,6 +389,34 @@ t.test('lookFor: a poll after the one in flight; a look for a head at or below o
   t.equal(await hanging, false, 'the look ended: its nodes do not have 102')
 })
 
+t.test('latestNow: latest()\'s height with no promise while the head is younger than half its age; undefined where latest() would poll or wait', async (t) => {
+  const clock = new ManualClock()
+  let head = 100
+  let hang: Promise<void> = Promise.resolve()
+  const heads = oneNodeHeads(clock, async (heads) => {
+    await hang
+    heads.observe(0, head, 'poll')
+  })
+  t.equal(heads.latestNow(), undefined, 'no head known yet')
+  t.equal(await heads.latest(), 100)
+  t.equal(heads.latestNow(), 100, 'the height latest() answered')
+  await clock.advance(30_000)
+  t.equal(heads.latestNow(), 100, 'at half of maxAgeMs still')
+  await clock.advance(1)
+  t.equal(heads.latestNow(), undefined, 'older: latest() would start a poll')
+  t.equal(await heads.poll(), true)
+  t.equal(heads.latestNow(), 100, 'confirmed again')
+  let release = (): void => {}
+  hang = new Promise((resolve) => { release = resolve })
+  head = 101
+  const look = heads.lookFor(101)
+  t.equal(heads.latestNow(), undefined, 'a head above being looked for: latest() waits for it')
+  release()
+  t.equal(await look, true)
+  t.equal(heads.latestNow(), 101)
+  t.equal(heads.served, 101, 'served at it from now on, as latest() would have raised it')
+})
+
 t.test('an answer served at a height above every node\'s head raises the served floor only to the best head', async (t) => {
   const heads = new ChainHeads({ nodeCount: 1, maxLag: 2, maxAgeMs: 1000, log: undefined, urls: ['http://127.0.0.1:1'], poll: async () => {} })
   heads.observe(0, 100, 'poll')

@@ -86,6 +86,21 @@ t.test('a series found by its key is the one of its labels, and is forgotten wit
   t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics(), 'after a reset, a new series')
 })
 
+t.test('a series found by its label values is the one of its labels, one per label set, and is forgotten with every series', async (t) => {
+  const { ours, theirs, oursRegistry, theirsRegistry } = pair()
+  ours.seriesOf('GET', '/a', 200).observe(1)
+  ours.seriesOf('GET', '/a', 200).observe(2)
+  ours.seriesOf('GET', '/a', 404).observe(3)
+  ours.seriesOf('HEAD', '/a', 200).observe(4)
+  for (const [labels, value] of [[{ method: 'GET', route: '/a', status_code: 200 }, 1], [{ method: 'GET', route: '/a', status_code: 200 }, 2], [{ method: 'GET', route: '/a', status_code: 404 }, 3], [{ method: 'HEAD', route: '/a', status_code: 200 }, 4]] as const) theirs.observe(labels, value)
+  t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics())
+  oursRegistry.resetMetrics()
+  theirsRegistry.resetMetrics()
+  ours.seriesOf('GET', '/a', 200).observe(5)
+  theirs.observe({ method: 'GET', route: '/a', status_code: 200 }, 5)
+  t.equal(await oursRegistry.metrics(), await theirsRegistry.metrics(), 'after a reset, a new series')
+})
+
 t.test('a value that is not a finite number is refused, as prom-client refuses it, and counts nowhere', async (t) => {
   const { ours, theirs } = pair()
   const series = ours.series({ method: 'GET', route: '/a', status_code: 200 })

@@ -3,14 +3,15 @@ import { request as httpGet } from 'node:http'
 import t, { type Test } from 'tap'
 import { ChainBusyError, ChainTimeoutError } from '../../src/errors.js'
 import { Metrics } from '../../src/metrics/registry.js'
-import { instrumentRequests } from '../../src/metrics/requests.js'
+import { Pipelining } from '../../src/http/pipelining.js'
+import { requestLifecycle } from '../../src/http/request-lifecycle.js'
 import { sampleValue } from '../../harness/prometheus.js'
 import { until } from '../../harness/wait.js'
 
 async function instrumentedApp (t: Test) {
   const metrics = new Metrics()
   const app = Fastify()
-  instrumentRequests(app, metrics)
+  requestLifecycle(app, { pipelining: new Pipelining(), metrics })
   let release = (): void => {}
   app.get('/v1/epochs/:epoch', async () => ({ ok: true }))
   app.get('/busy', async () => { throw new ChainBusyError() })
