@@ -32,7 +32,7 @@ export interface RouteClassEntry {
 // read at the latest height of an epoch that has passed is still latest-state: only a read
 // pinned by its path to a height is immutable.
 export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
-  'GET /v1/status': { class: 'pure', why: 'no chain read: always {"status":"ok"}' },
+  'GET /v1/status': { class: 'uncached', why: 'no chain read, but with EDGE_API_VERIFICATION it says how far behind the head the verified height is, which moves with every block' },
   'GET /v1/versions': { class: 'uncached', why: 'per node (node_info differs between nodes and upgrades) and carries the request time' },
   'GET /v1/participants': { class: 'latest', why: 'balances and weights change every block; body block_height is the height' },
   'GET /v1/participants/:address': { class: 'latest', why: 'the balance changes with any transfer' },
