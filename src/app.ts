@@ -37,6 +37,7 @@ import { v1 } from './routes/v1/index.js'
 import { events } from './routes/v1/events.js'
 import { HeadFollower } from './waiting/head-follower.js'
 import { WaitQuota } from './waiting/wait-quota.js'
+import { verifiedHeight } from './http/verified-height.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -84,6 +85,8 @@ export async function buildApp (options: AppOptions) {
     if (options.readiness.draining) reply.header('connection', 'close')
     done(null, payload)
   })
+  // Latest answers say the verified height V (docs/verified-reads.md); no hook with verification off.
+  if (options.chain.verified !== undefined) app.addHook('onRoute', verifiedHeight(options.chain.verified))
   await registerRoutes(app, options, shedding)
   return app
 }

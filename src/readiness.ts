@@ -9,6 +9,7 @@ export type ReadinessAnswer =
   | { readonly status: 'ready' }
   | { readonly status: 'not ready', readonly reason: 'draining' }
   | { readonly status: 'not ready', readonly reason: 'chain unreachable', readonly error: string }
+  | { readonly status: 'not ready', readonly reason: 'not verified', readonly error: string }
 
 /** The one thing readiness needs from the chain client (ChainClient.probe, ChainClient.nodeCount). */
 export interface ChainProber {
@@ -26,6 +27,8 @@ export interface ReadinessOptions {
   readonly clock?: Clock
   /** Told each probe's result (not the cached answers): 'ok' or how it failed. @default none */
   readonly onProbe?: (result: ChainOutcome) => void
+  /** EDGE_API_VERIFICATION=strict: why the replica's verified height does not do (src/light/freshness.ts), undefined when it does. @default none */
+  readonly unverified?: (() => string | undefined) | undefined
 }
 
 /** What the probe reads: a cheap query any healthy node answers. */
@@ -46,6 +49,7 @@ const DRAINING: ReadinessAnswer = { status: 'not ready', reason: 'draining' }
  */
 export class Readiness {
   readonly #nodes: NodeProbe[]
+  readonly #unverified: () => string | undefined
   #draining = false
 
   constructor (chain: ChainProber, options: ReadinessOptions = {}) {
@@ -56,6 +60,7 @@ export class Readiness {
       onProbe: options.onProbe ?? (() => {})
     }
     this.#nodes = Array.from({ length: chain.nodeCount ?? 1 }, (_, node) => new NodeProbe(chain, node, settings))
+    this.#unverified = options.unverified ?? (() => undefined)
   }
 
   /** True once the drain latch is set; it is never unset. */
@@ -75,6 +80,9 @@ export class Readiness {
    */
   async check (): Promise<ReadinessAnswer> {
     if (this.#draining) return DRAINING
+    // Strict mode: a replica that cannot vouch for its answers takes no traffic, whatever its nodes answer.
+    const unverified = this.#unverified()
+    if (unverified !== undefined) return { status: 'not ready', reason: 'not verified', error: unverified }
     const answer = await this.#anyNodeReady()
     if (this.#draining) return DRAINING
     return answer

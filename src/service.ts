@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { buildApp, type EdgeApp } from './app.js'
 import { loadBuildInfo, type BuildInfo } from './build-info.js'
 import { AnswerCache } from './cache/answer-cache.js'
-import { ChainClient, type ChainClientOptions } from './chain/client.js'
+import { ChainClient, type ChainClientOptions, type VerificationOptions } from './chain/client.js'
 import type { Config } from './config.js'
 import { ListenError } from './errors.js'
 import { Drain } from './lifecycle/drain.js'
@@ -12,6 +12,7 @@ import type { ServerTimeouts } from './http/server-timeouts.js'
 import type { Metrics } from './metrics/registry.js'
 import { MetricsListener } from './metrics/server.js'
 import { Readiness } from './readiness.js'
+import { strictFreshness } from './light/freshness.js'
 import { PoolRateCounter } from './shared/rate-counter.js'
 import { openSharedTier, type SharedTier } from './shared/shared-tier.js'
 import { FLUSH_BUDGET_MS, startTracing, type Tracing } from './tracing/tracing.js'
@@ -90,7 +91,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
     : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, commandTimeoutMs: config.redisTimeoutMs, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
   // Neither is the cache: it only ever answers what the chain answered.
   const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
-  const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result) })
+  const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result), unverified: config.verification.mode === 'strict' ? strictFreshness(chain) : undefined })
   // Read at scrape time only, once the app below exists.
   if (metrics !== undefined) watchGauges(metrics, { readiness, chain, cache, activeClients: () => app.fairAdmission.share.activeClients })
   const app = await buildApp({ config, chain, readiness, logger: options.logger, build, loadShedding: { maxEventLoopDelay: config.shedDelayMs, ...options.loadShedding }, serverTimeouts: options.serverTimeouts, verifyTuning: options.verifyTuning, metrics, tracing, cache, rateCounter: shared === undefined ? undefined : new PoolRateCounter(shared.store, shared.network) })
@@ -117,8 +118,15 @@ function createChainClient (options: ServiceOptions, metrics: Metrics | undefine
     observer: metrics,
     tracer: tracing?.chain,
     hedging: { budget: config.hedgeBudget, minDelayMs: config.hedgeMinDelayMs, shedding },
+    verification: verificationOptions(config, options.logger),
     ...options.chain
   })
+}
+
+/** The verified-height cursor's settings when EDGE_API_VERIFICATION is not off (the trust root is then always set). */
+function verificationOptions (config: Config, log: Logger): VerificationOptions | undefined {
+  const { mode, trustRoot, trustingPeriodMs } = config.verification
+  return mode === 'off' || trustRoot === undefined ? undefined : { root: trustRoot, trustingPeriodMs, log }
 }
 
 /** The gauges the metrics read at scrape time, from the parts that hold them. */
@@ -132,6 +140,8 @@ function watchGauges (metrics: Metrics, parts: { readiness: Readiness, chain: Ch
     chainLags: () => chain.heads.lags,
     servedHeight: () => chain.heads.served,
     heightsKnown: () => chain.heads.known,
+    chainNodesLying: () => chain.nodesLying,
+    verifiedHeight: () => chain.verified?.height,
     cacheBytes: () => cache?.bytes ?? 0,
     cacheEntries: () => cache?.entries ?? 0,
     activeClients

@@ -199,3 +199,18 @@ t.test('onProbe is told each probe\'s result, not the cached answers', async (t)
   await second
   t.same(results.slice(2).sort(), ['gateway_error', 'unavailable'])
 })
+
+t.test('strict verification: not ready while the verified height does not do, before any probe; ready once it does', async (t) => {
+  const { prober, calls } = manualProber()
+  let reason: string | undefined = 'no verified height yet'
+  const readiness = new Readiness(prober, { unverified: () => reason })
+  t.same(await readiness.check(), { status: 'not ready', reason: 'not verified', error: 'no verified height yet' })
+  t.equal(calls.length, 0, 'the chain is not probed')
+  reason = undefined
+  const answer = readiness.check()
+  calls[0]?.resolve({})
+  t.same(await answer, { status: 'ready' })
+  readiness.beginDrain()
+  reason = 'the trusted header has expired'
+  t.same(await readiness.check(), { status: 'not ready', reason: 'draining' }, 'draining says so first')
+})

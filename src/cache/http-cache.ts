@@ -87,10 +87,10 @@ class AnswerHooks {
       route.onSend = [(request, reply, payload, done) => { done(null, this.#built(request, reply, payload)) }, ...[route.onSend ?? []].flat()]
       return
     }
-    // Neither pinned nor cached: callbacks, no promise per request. A pure answer reads no
-    // chain (/v1/status): no reader is made for it, request.chain stays unset.
+    // Neither pinned nor cached: callbacks, no promise per request. A pure or local answer
+    // reads no chain (/v1/status): no reader is made for it, request.chain stays unset.
     const cacheControl = answerClass === 'pure' ? IMMUTABLE_CACHE_CONTROL : LATEST_CACHE_CONTROL
-    if (answerClass !== 'pure') route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
+    if (answerClass === 'uncached') route.preHandler = [this.#unpinned, ...[route.preHandler ?? []].flat()]
     route.onSend = [(request, reply, payload, done) => { done(null, this.#tags.tagged(request, reply, payload, cacheControl)) }, ...[route.onSend ?? []].flat()]
   }
 

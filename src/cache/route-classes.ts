@@ -9,10 +9,12 @@
  * - `fixed`: fixed by a height in the path, the same at every later head; cached per
  *   (route, params); `public, max-age=1y, immutable`.
  * - `pure`: a function of the request alone, no chain read; `immutable` too.
+ * - `local`: this replica's own state, no chain read (its status: how far its verified height
+ *   is behind the head moves with every block): no answer cache, `no-cache`, no chain reader.
  * - `uncached`: per request or per node (timestamps, node versions) or a POST: no answer
  *   cache; a GET 200 still carries an ETag of its body.
  */
-export type RouteClass = 'latest' | 'fixed' | 'pure' | 'uncached'
+export type RouteClass = 'latest' | 'fixed' | 'pure' | 'local' | 'uncached'
 
 /**
  * How a path parameter that its route reads as one value can be spelled several ways:
@@ -32,7 +34,7 @@ export interface RouteClassEntry {
 // read at the latest height of an epoch that has passed is still latest-state: only a read
 // pinned by its path to a height is immutable.
 export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
-  'GET /v1/status': { class: 'pure', why: 'no chain read: always {"status":"ok"}' },
+  'GET /v1/status': { class: 'local', why: 'no chain read, but with EDGE_API_VERIFICATION it says how far behind the head the verified height is, which moves with every block' },
   'GET /v1/versions': { class: 'uncached', why: 'per node (node_info differs between nodes and upgrades) and carries the request time' },
   'GET /v1/participants': { class: 'latest', why: 'balances and weights change every block; body block_height is the height' },
   'GET /v1/participants/:address': { class: 'latest', why: 'the balance changes with any transfer' },

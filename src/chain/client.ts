@@ -1,5 +1,6 @@
 import type { Pool } from 'undici'
 import { REAL_CLOCK, type Clock } from '../clock.js'
+import { followingCursor, type VerificationOptions, type VerifiedCursor } from '../light/cursor.js'
 import { Deadlines } from './deadline.js'
 import { NodeExchange } from './exchange.js'
 import { NodeChoice } from './failover.js'
@@ -11,6 +12,7 @@ import { HEAD_POLL_TIMEOUT_MS, Pinning, pollHeads } from './pinning.js'
 import { ReadFront } from './read-front.js'
 import { NO_CONTEXT, NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadContext, type ReadRequest } from './types.js'
 
+export type { VerificationOptions } from '../light/cursor.js'
 // src/tracing/ imports these from here; their home is types.ts (the tracing rework moves the imports).
 export type { ChainOutcome, ChainTrace, ChainTracer, TracedExchange } from './types.js'
 
@@ -48,6 +50,8 @@ export interface ChainClientOptions {
   readonly hedging?: HedgingSettings
   /** The clock of the node set's probe backoff, of hedging and of the heads' ages. @default REAL_CLOCK */
   readonly clock?: Clock
+  /** Follow the chain's headers from this trust root (EDGE_API_VERIFICATION not off; docs/verified-reads.md). @default off */
+  readonly verification?: VerificationOptions | undefined
 }
 
 /** The budget of a probe that asks a node that is down whether it is back (as readiness's). */
@@ -68,6 +72,8 @@ export class ChainClient implements ChainReader {
   readonly heads: ChainHeads
   /** The clock of backoff, hedging and the heads' ages; what times a wait for the heads (src/cache/min-height.ts). */
   readonly clock: Clock
+  /** The verified-height cursor, following the head poll's blocks; undefined when verification is off. */
+  readonly verified: VerifiedCursor | undefined
   readonly #timeoutMs: number
   readonly #nodes: ChainNodes
   readonly #deadlines: Deadlines
@@ -77,6 +83,8 @@ export class ChainClient implements ChainReader {
   readonly #front: ReadFront
   readonly #pinning: Pinning
   readonly #unhedged: ChainReader
+  #closed = false
+  #stopPolling: () => void = () => {}
 
   constructor (options: ChainClientOptions) {
     const urls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
@@ -95,12 +103,13 @@ export class ChainClient implements ChainReader {
       backoff: options.nodeBackoff,
       clock: this.clock
     })
+    this.verified = this.#cursor(options.verification, urls)
     const pollTimeoutMs = Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS)
     this.heads = new ChainHeads({
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,
       maxAgeMs: options.headMaxAgeMs ?? 1000,
-      poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, ask: async (node, trace) => this.#askHead(node, pollTimeoutMs, trace) }, trace),
+      poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, ask: async (node, trace) => this.#askHead(node, pollTimeoutMs, trace), told: this.verified === undefined ? undefined : (node, answer) => this.verified?.told(node, answer) }, trace),
       pollTimeoutMs,
       log: options.log,
       urls,
@@ -124,6 +133,23 @@ export class ChainClient implements ChainReader {
     })
     this.#pinning = new Pinning({ heads: this.heads, answer: async (request) => this.#front.answer(request) })
     this.#unhedged = this.#unhedgedReader(NO_CONTEXT)
+    if (this.verified !== undefined) this.#pollForCursor(options.headMaxAgeMs ?? 1000)
+  }
+
+  /** The cursor's reads are probes (outside the limiter, under the chain timeout); a liar is out of rotation. */
+  #cursor (verification: VerificationOptions | undefined, urls: readonly string[]): VerifiedCursor | undefined {
+    if (verification === undefined) return undefined
+    return followingCursor(verification, urls, async (node, path) => this.probe(path, this.#timeoutMs, node), (node) => { this.#nodes.lying(this.#nodes.all[node] as ChainNode) })
+  }
+
+  /** A verifying replica also polls every EDGE_API_HEAD_MAX_AGE while idle, so V keeps up without traffic (joins a round in flight). */
+  #pollForCursor (intervalMs: number): void {
+    const tick = (): void => {
+      this.heads.poll().finally(() => {
+        if (!this.#closed) this.#stopPolling = this.clock.after(intervalMs, tick)
+      })
+    }
+    this.#stopPolling = this.clock.after(intervalMs, tick)
   }
 
   /** How many chain nodes there are (readiness probes each). */
@@ -215,6 +241,11 @@ export class ChainClient implements ChainReader {
     return this.#nodes.all.map((node) => this.#nodes.takesReads(node))
   }
 
+  /** Whether each node (in CHAIN_REST_URL order) was caught lying by the cursor: out of rotation for good. */
+  get nodesLying (): boolean[] {
+    return this.#nodes.all.map((node) => node.lying)
+  }
+
   /** Reads waiting for a slot of the limiter (EDGE_API_CHAIN_CONCURRENCY), coalesced ones counted once. */
   get queued (): number {
     return this.#front.queued
@@ -231,6 +262,8 @@ export class ChainClient implements ChainReader {
   }
 
   async close (): Promise<void> {
+    this.#closed = true
+    this.#stopPolling()
     await this.#nodes.close()
   }
 

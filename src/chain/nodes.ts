@@ -62,6 +62,8 @@ export class ChainNode {
   demotedUntil = -Infinity
   /** Until when (clock.now()) it is skipped for its own Retry-After: no answer clears it; managed by ChainNodes. */
   rateLimitedUntil = -Infinity
+  /** Caught lying by the verified-height cursor (src/light/cursor.ts): tried after every other node, for good; managed by ChainNodes. */
+  lying = false
 
   constructor (index: number, url: string, pool: Pool.Options) {
     const base = new URL(url)
@@ -132,7 +134,18 @@ export class ChainNodes {
    * that takes none is still asked when no node does (pick) and by readiness's probe.
    */
   takesReads (node: ChainNode): boolean {
-    return node.healthy && !this.#rateLimited(node, this.#clock.now())
+    return node.healthy && !node.lying && !this.#rateLimited(node, this.#clock.now())
+  }
+
+  /**
+   * The node served a header that does not verify (src/light/cursor.ts, which logs it): out of
+   * rotation until the process restarts, whatever it answers. Still asked after every other
+   * node has been (a read that would fail anyway), as a down one is: with verification in
+   * `headers` mode an answer is a node's word either way; the mode that refuses unverified
+   * answers is the answers' (docs/verified-reads.md).
+   */
+  lying (node: ChainNode): void {
+    node.lying = true
   }
 
   /**
@@ -201,6 +214,7 @@ export class ChainNodes {
 
   /** Negative when `a` should be tried before `b` at `now`. */
   #rank (a: ChainNode, b: ChainNode, suits: (node: ChainNode) => boolean, now: number): number {
+    if (a.lying !== b.lying) return a.lying ? 1 : -1
     const byLimit = Number(this.#rateLimited(a, now)) - Number(this.#rateLimited(b, now))
     if (byLimit !== 0) return byLimit
     return rank(a, b, suits, now)

@@ -114,6 +114,8 @@ export interface HeadPollOptions {
   readonly heads: ChainHeads
   /** GETs LATEST_BLOCK_PATH from one node as the head poll, outside the limiter, under the poll's own budget (ChainClient). */
   readonly ask: (node: number, trace: ChainTrace | undefined) => Promise<unknown>
+  /** Told each node's answer (its latest block) as it comes: the verified-height cursor follows it. */
+  readonly told?: ((node: number, answer: unknown) => void) | undefined
 }
 
 interface LatestBlock { block?: { header?: { height?: unknown } | null } | null }
@@ -132,6 +134,7 @@ export async function pollHeads (options: HeadPollOptions, trace: ChainTrace | u
       const height = Number(answer?.block?.header?.height)
       // An answer without a height confirms nothing.
       if (Number.isSafeInteger(height) && height >= 1) heads.observe(node.index, height, 'poll')
+      options.told?.(node.index, answer)
     } catch {
       // Down, or not answering: the probe has already reported it to the node set.
     }

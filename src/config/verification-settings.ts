@@ -41,10 +41,9 @@ export function readVerificationSettings (settings: SettingReader<VerificationSe
   if (mode !== 'off') {
     if (height === undefined) throw required('EDGE_API_TRUST_HEIGHT', mode, 'the height of a header you trust, from a source other than the nodes you verify')
     if (hash === undefined) throw required('EDGE_API_TRUST_HASH', mode, 'the hash of the header at EDGE_API_TRUST_HEIGHT, 64 hex digits')
-    // The light client (src/light/) is built; the head-following cursor and proven answers
-    // that act on the mode are not yet (docs/verified-reads.md): say so rather than let the
-    // operator believe answers are verified.
-    warnings.push(`EDGE_API_VERIFICATION=${mode}: this build checks the trust root's form only; it does not follow headers or verify answers yet, so every answer is still unverified (docs/verified-reads.md)`)
+    // The cursor follows the headers (src/light/cursor.ts); proven answers are not built yet
+    // (docs/verified-reads.md): say so rather than let the operator believe answers are.
+    if (mode !== 'headers') warnings.push(`EDGE_API_VERIFICATION=${mode}: this build follows and verifies the chain's headers (X-Verified-Height) but does not prove answers yet, so every answer is still a node's word (docs/verified-reads.md)`)
   }
   return { mode, trustRoot: height === undefined || hash === undefined ? undefined : { height, hash }, trustingPeriodMs }
 }

@@ -1,6 +1,6 @@
 import type { Header, SignedHeader } from '../cometbft/types.js'
 import type { ValidatorSet } from '../cometbft/validator-set.js'
-import type { Fraction } from './commit-light.js'
+import { DEFAULT_TRUST_LEVEL, type Fraction } from './commit-light.js'
 
 // What the light client verifies and what it keeps (verifier.ts). Plain data, no I/O: a
 // caller fetches the blocks (the head poll, a node's /blocks and /validatorsets) and keeps
@@ -37,10 +37,19 @@ export interface LightOptions {
    * Adjacent steps also require the new header's last_block_id to name the trusted header.
    * Neither CometBFT's verifier nor tendermint-rs's checks it (the 2/3 of the set the trusted
    * header names already pins the block), and tendermint-rs's generated vectors leave it
-   * empty; a chain's real headers always carry it, so a follower of the chain sets it.
+   * empty; a chain's real headers always carry it, so it is on unless set to false (only
+   * tendermint-rs's vectors do).
    */
-  readonly linkLastBlockId: boolean
+  readonly linkLastBlockId?: boolean
 }
+
+/** How a follower of a real chain verifies (the cursor, src/verified/): CometBFT's defaults, the last block ID checked. */
+export function followerOptions (trustingPeriodMs: number): LightOptions {
+  return { trustingPeriodMs, maxClockDriftMs: DEFAULT_MAX_CLOCK_DRIFT_MS, trustLevel: DEFAULT_TRUST_LEVEL, linkLastBlockId: true }
+}
+
+/** CometBFT's light client default: a header up to 10 s ahead of our clock is not from the future. */
+export const DEFAULT_MAX_CLOCK_DRIFT_MS = 10_000
 
 /** The state a block verified from `untrusted` gives: the next step trusts it. */
 export function trustedStateOf (block: LightBlock): TrustedState {

@@ -18,7 +18,7 @@ import { LightVerificationError, verdictOf, type LightVerdict } from './verdict.
 // ones its validators_hash and next_validators_hash name. Then:
 //
 // - adjacent (height + 1): its validators_hash is the trusted header's next_validators_hash,
-//   with options.linkLastBlockId its last_block_id names the trusted header's hash (neither
+//   unless options.linkLastBlockId is false its last_block_id names the trusted header's hash (neither
 //   CometBFT nor tendermint-rs checks it: see LightOptions), and more than 2/3 of its own set
 //   signed it;
 // - non-adjacent (skipping): more than the trust level (1/3) of the trusted next set signed it,
@@ -35,7 +35,7 @@ export function verifyAdjacent (trusted: TrustedState, untrusted: LightBlock, no
     if (!equal(header.validatorsHash, trusted.header.nextValidatorsHash)) {
       invalid(`expected old header next validators (${hex(trusted.header.nextValidatorsHash)}) to match those from new header (${hex(header.validatorsHash)})`)
     }
-    if (options.linkLastBlockId) checkLastBlockId(trusted.header, header)
+    if (options.linkLastBlockId !== false) checkLastBlockId(trusted.header, header)
     verifyCommitLight(trusted.header.chainId, commit.blockId, header.height, commit, untrusted.validators)
   })
 }

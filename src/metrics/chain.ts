@@ -16,6 +16,8 @@ export interface ChainSources {
   readonly chainLags: () => readonly number[]
   readonly servedHeight: () => number
   readonly heightsKnown: () => boolean
+  readonly chainNodesLying: () => readonly boolean[]
+  readonly verifiedHeight: () => number | undefined
 }
 
 export class ChainMetrics {
@@ -50,6 +52,10 @@ export class ChainMetrics {
       () => sources().servedHeight())
     gaugeReading(registry, 'edge_api_chain_heights_known', '1 while the head poll confirms the chain\'s head (latest-state answers pinned to it and cached); 0 while no node tells its head: answers read unpinned, uncached',
       () => Number(sources().heightsKnown()))
+    perNodeGauge(registry, 'edge_api_chain_node_lying', '1 once the chain node served a header that does not verify or contradicts a verified one (EDGE_API_VERIFICATION not off): out of rotation until restarted; by node (1-based position in CHAIN_REST_URL)',
+      () => sources().chainNodesLying().map(Number))
+    gaugeReading(registry, 'edge_api_verified_height', 'V: the newest height whose state this replica verified from the trust root (EDGE_API_VERIFICATION not off); 0 while unknown',
+      () => sources().verifiedHeight() ?? 0)
     perNodeGauge(registry, 'edge_api_chain_node_up', '1 while the chain node takes reads, 0 while it is skipped as down; by node (1-based position in CHAIN_REST_URL)',
       () => sources().chainNodesUp().map(Number))
   }

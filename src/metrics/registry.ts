@@ -37,6 +37,10 @@ export interface MetricsSources {
   readonly servedHeight?: () => number
   /** False while no node's head poll confirms a head (latest-state reads go unpinned). */
   readonly heightsKnown?: () => boolean
+  /** Whether each chain node was caught lying by the verified-height cursor (all false when verification is off). */
+  readonly chainNodesLying?: () => readonly boolean[]
+  /** V, the newest verified height (undefined: unknown, or verification off). */
+  readonly verifiedHeight?: () => number | undefined
   /** The answer cache's bytes and entries (0 when off). */
   readonly cacheBytes?: () => number
   readonly cacheEntries?: () => number
@@ -52,6 +56,8 @@ const NO_SOURCES: Required<MetricsSources> = {
   chainLags: () => [],
   servedHeight: () => 0,
   heightsKnown: () => true,
+  chainNodesLying: () => [],
+  verifiedHeight: () => undefined,
   cacheBytes: () => 0,
   cacheEntries: () => 0,
   activeClients: () => 0

@@ -7,8 +7,8 @@ const Ready = Type.Object({ status: Type.Literal('ready') })
 // Property order is the wire order: {"status","reason","error"} (docs/readiness-and-drain.md).
 const NotReady = Type.Object({
   status: Type.Literal('not ready'),
-  reason: Type.Union([Type.Literal('draining'), Type.Literal('chain unreachable')]),
-  error: Type.Optional(Type.String({ description: 'why the chain probe failed (only for chain unreachable)' }))
+  reason: Type.Union([Type.Literal('draining'), Type.Literal('chain unreachable'), Type.Literal('not verified')]),
+  error: Type.Optional(Type.String({ description: 'why the chain probe failed (chain unreachable), or why the verified height does not do (not verified: EDGE_API_VERIFICATION=strict)' }))
 })
 
 /** Liveness and readiness. Registered outside /v1, so load shedding never touches them. */

@@ -71,9 +71,10 @@ t.test('If-None-Match with the current ETag: 304 and 0 chain requests; Cache-Con
     t.equal(stale.statusCode, 200)
   }
   const { app } = await cachedApp(t, { EDGE_API_EXPOSE_OPTIONAL_ROUTES: 'true' })
-  const status = await app.inject('/v1/status')
+  const pure = `/v1/debug/pubkey-to-addr/${'A'.repeat(43)}=`
+  const status = await app.inject(pure)
   t.equal(status.headers['cache-control'], 'public, max-age=31536000, immutable', 'a pure route')
-  t.equal((await app.inject({ url: '/v1/status', headers: { 'if-none-match': status.headers.etag as string } })).statusCode, 304)
+  t.equal((await app.inject({ url: pure, headers: { 'if-none-match': status.headers.etag as string } })).statusCode, 304)
   // The first verification starts the worker: on a busy machine it can pass its time limit (503).
   let verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)
   for (let tries = 1; verified.statusCode === 503 && tries < 5; tries++) verified = await app.inject(`/v1/debug/verify/${SIGNED_BASE + 2}`)

@@ -225,3 +225,15 @@ t.test('a node that failed with a Retry-After is first probed after it, then at 
   clock.advance(5000)
   t.same(probed, [start + 30_000, start + 35_000], 'then at the usual interval, at most its 5 s')
 })
+
+t.test('a node caught lying takes no reads and is tried after every other node, down ones included, for good', async (t) => {
+  const { nodes, a, b, c } = nodeSet(t)
+  nodes.lying(a)
+  t.equal(nodes.takesReads(a), false)
+  t.equal(nodes.pick(), b, 'the next node first')
+  nodes.failed(b, 'refused')
+  t.equal(nodes.pick(new Set([c])), b, 'a down node before a liar')
+  t.equal(nodes.pick(new Set([b, c])), a, 'the liar last, when every other node has been tried')
+  nodes.answered(a)
+  t.equal(nodes.takesReads(a), false, 'answering does not make it honest')
+})

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { verifyToTarget, type FetchLightBlock } from '../../src/light/bisection.js'
+import { BISECTION_GAVE_UP, BISECTION_LIMITS, MAX_BISECTION_STEPS, verifyToTarget, type FetchLightBlock } from '../../src/light/bisection.js'
 import type { LightBlock } from '../../src/light/light-block.js'
 import { after, honestChain, OPTIONS, trustedOf } from '../fixtures/light/test-chain.js'
 import { testSigners } from '../fixtures/verify/signed-commit.js'
@@ -55,6 +55,18 @@ t.test('an expired trusted state, a target not above it, too many blocks', async
   const expired = await verifyToTarget(trustedOf(steady[0] as LightBlock), 16n, node(steady).fetch, { seconds: NOW.seconds + OPTIONS.trustingPeriodMs / 1000, nanos: 0 }, OPTIONS)
   t.match(expired, { ok: false, kind: 'expired', height: 16n })
   await t.rejects(verifyToTarget(trustedOf(steady[3] as LightBlock), 4n, node(steady).fetch, NOW, OPTIONS), /the target 4 is not above the trusted height 4/)
-  const capped = await verifyToTarget(trustedOf(rotating[0] as LightBlock), 16n, node(rotating).fetch, NOW, OPTIONS, 3)
-  t.match(capped, { ok: false, kind: 'not-enough-trust', reason: 'gave up after 3 blocks', height: 3n })
+  const capped = await verifyToTarget(trustedOf(rotating[0] as LightBlock), 16n, node(rotating).fetch, NOW, OPTIONS, { maxFetches: 3, maxSteps: 100 })
+  t.match(capped, { ok: false, kind: 'not-enough-trust', reason: 'bisection gave up after 3 blocks fetched', height: 3n })
+})
+
+t.test('a step limit: a target that needs more verification steps fails by name, with what it verified so far', async (t) => {
+  // The rotating chain takes 20 steps from 1 to 16 (6 verified, 14 tries not trusted; the
+  // schedule above): block 4 is verified at the 9th.
+  const { fetch } = node(rotating)
+  const capped = await verifyToTarget(trustedOf(rotating[0] as LightBlock), 16n, fetch, NOW, OPTIONS, { maxFetches: 100, maxSteps: 9 })
+  t.match(capped, { ok: false, kind: 'not-enough-trust', reason: `${BISECTION_GAVE_UP} after 9 verification steps` })
+  t.same(heights(capped.verified), [3, 4], 'the blocks verified before the limit are handed back')
+  const enough = await verifyToTarget(trustedOf(rotating[0] as LightBlock), 16n, node(rotating).fetch, NOW, OPTIONS, { maxFetches: 100, maxSteps: 20 })
+  t.ok(enough.ok, 'twenty steps reach it')
+  t.equal(BISECTION_LIMITS.maxSteps, MAX_BISECTION_STEPS)
 })

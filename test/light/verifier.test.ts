@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import type { LightBlock, TrustedState } from '../../src/light/light-block.js'
+import { followerOptions, type LightBlock, type TrustedState } from '../../src/light/light-block.js'
 import type { LightFailure, LightVerdict } from '../../src/light/verdict.js'
 import { headerExpired, iso, verifyAdjacent, verifyLightBlock, verifyNonAdjacent } from '../../src/light/verifier.js'
 import { after, honestChain, OPTIONS, setOf, signedBlock, T0, trustedOf } from '../fixtures/light/test-chain.js'
@@ -120,6 +120,9 @@ t.test('the last block ID: with linkLastBlockId an adjacent header must name the
   const spliced = signedBlock({ height: 5n, signers: honest, nextSigners: honest, lastBlockId: block(3).signedHeader.commit.blockId })
   fails(t, verifyAdjacent(trusted(4), spliced, after(8, 0), OPTIONS), 'invalid', /^new header's last block ID \([0-9A-F]{64}\) is not the trusted header \([0-9A-F]{64}\)$/, 'linked to block 3')
   passes(t, verifyAdjacent(trusted(4), spliced, after(8, 0), { ...OPTIONS, linkLastBlockId: false }), 'not checked when off (tendermint-rs\'s vectors)')
+  const { linkLastBlockId: _left, ...unset } = OPTIONS
+  fails(t, verifyAdjacent(trusted(4), spliced, after(8, 0), unset), 'invalid', /^new header's last block ID/, 'checked when not set: on by default')
+  fails(t, verifyAdjacent(trusted(4), spliced, after(8, 0), followerOptions(OPTIONS.trustingPeriodMs)), 'invalid', /^new header's last block ID/, 'checked by the follower\'s options')
 })
 
 t.test('the trusting pass finds signers by address and counts each once', async (t) => {

@@ -8,7 +8,7 @@ import { sampleValue } from '../../harness/prometheus.js'
 
 t.test('each node\'s head, lag and health, the served height and whether heights are known, read at scrape time', async (t) => {
   const registry = new Registry()
-  const state: ChainSources = { chainQueueDepth: () => 3, chainNodesUp: () => [true, false], chainHeads: () => [120, 118], chainLags: () => [0, 2], servedHeight: () => 119, heightsKnown: () => false }
+  const state: ChainSources = { chainQueueDepth: () => 3, chainNodesUp: () => [true, false], chainHeads: () => [120, 118], chainLags: () => [0, 2], servedHeight: () => 119, heightsKnown: () => false, chainNodesLying: () => [false, true], verifiedHeight: () => undefined }
   let sources = state
   const metrics = new ChainMetrics(registry, () => sources)
   metrics.readinessProbe('timeout')
@@ -22,11 +22,15 @@ t.test('each node\'s head, lag and health, the served height and whether heights
   t.equal(sampleValue(text, 'edge_api_served_height'), 119)
   t.equal(sampleValue(text, 'edge_api_chain_heights_known'), 0)
   t.equal(sampleValue(text, 'edge_api_readiness_probe_total', { result: 'timeout' }), 1)
-  sources = { ...state, chainHeads: () => [121, 121], servedHeight: () => 121, heightsKnown: () => true }
+  t.equal(sampleValue(text, 'edge_api_chain_node_lying', { node: '1' }), 0)
+  t.equal(sampleValue(text, 'edge_api_chain_node_lying', { node: '2' }), 1)
+  t.equal(sampleValue(text, 'edge_api_verified_height'), 0, 'V unknown')
+  sources = { ...state, chainHeads: () => [121, 121], servedHeight: () => 121, heightsKnown: () => true, verifiedHeight: () => 119 }
   text = await registry.metrics()
   t.equal(sampleValue(text, 'edge_api_chain_head_height', { node: '2' }), 121, 'read again at the next scrape')
   t.equal(sampleValue(text, 'edge_api_served_height'), 121)
   t.equal(sampleValue(text, 'edge_api_chain_heights_known'), 1)
+  t.equal(sampleValue(text, 'edge_api_verified_height'), 119)
 })
 
 t.test('hedged chain reads by result, and the hedges not sent by reason', async (t) => {

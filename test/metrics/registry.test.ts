@@ -24,7 +24,7 @@ t.test(`every metric of the table in ${METRICS_DOC}, with its type and labels, a
   metrics.readinessProbe('ok')
   metrics.waiting.heldReleased('head', 1)
   metrics.cacheResult('/v1/epochs/latest', 'hit')
-  metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [true], chainHeads: () => [100], chainLags: () => [0] })
+  metrics.watch({ draining: () => false, chainQueueDepth: () => 0, chainNodesUp: () => [true], chainHeads: () => [100], chainLags: () => [0], chainNodesLying: () => [false] })
   const samples = parseSamples(await metrics.scrape())
   for (const { name, labels } of documented) {
     const seen = new Set(samples.filter((s) => s.name === name || s.name === `${name}_count`).flatMap((s) => Object.keys(s.labels).filter((l) => l !== 'le')))

@@ -56,7 +56,7 @@ export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, bui
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })
-  await app.register(status)
+  await app.register(status, { chain })
   await app.register(versions, { build })
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
     await app.register(plugin)

@@ -1,0 +1,79 @@
+import type { ValidatorInput, ValidatorSet } from '../cometbft/validator-set.js'
+import type { FetchLightBlock } from './bisection.js'
+import { gatewayBlock, LightJsonError, validatorPage, validatorSetOf, type GatewayBlock } from './gateway-json.js'
+import type { LightBlock } from './light-block.js'
+import { validatorSetHash } from './validator-set-hash.js'
+
+// The cursor's reads from one node's REST gateway (cursor.ts): blocks by height, and the
+// validator sets their headers name. A set is fetched only when a header names one not met
+// before (gonka changes its set at epochs): sets are kept by their hash, and only a set that
+// hashes to the hash it was fetched for is kept, so a node handing over a wrong set poisons
+// nothing (the verifier refuses it for that block).
+
+/** GETs a gateway path from node `node` (its index), under the chain client's budget; rejects when it cannot. */
+export type NodeGet = (node: number, path: string) => Promise<unknown>
+
+const BLOCKS = '/cosmos/base/tendermint/v1beta1/blocks'
+const VALIDATOR_SETS = '/cosmos/base/tendermint/v1beta1/validatorsets'
+/** Sets kept by hash: the current one, the next, and a few before (a bisection after a gap meets several). */
+export const KEPT_SETS = 8
+/** gonka's max_validators is 100: a set of more than this many pages is a node stalling us. */
+const MAX_SET_PAGES = 20
+
+export class LightReader {
+  readonly #get: NodeGet
+  readonly #sets = new Map<string, ValidatorSet>()
+
+  constructor (get: NodeGet) {
+    this.#get = get
+  }
+
+  /** Node `node`'s block at `height`. */
+  async block (node: number, height: bigint): Promise<GatewayBlock> {
+    return gatewayBlock(await this.#get(node, `${BLOCKS}/${height}`))
+  }
+
+  /**
+   * The light block at `height` from `node`: blocks it already has (`known`, by height) are
+   * not fetched again; the commit is the block above's last_commit.
+   */
+  fetcher (node: number, known: ReadonlyMap<bigint, GatewayBlock>): FetchLightBlock {
+    const blockAt = async (height: bigint): Promise<GatewayBlock> => known.get(height) ?? await this.block(node, height)
+    return async (height) => {
+      const [block, above] = await Promise.all([blockAt(height), blockAt(height + 1n)])
+      const commit = above.lastCommit
+      if (commit === undefined) throw new LightJsonError(`the block at ${height + 1n} carries no commit for ${height}`)
+      const { header } = block
+      const [validators, nextValidators] = await Promise.all([
+        this.set(node, height, header.validatorsHash),
+        this.set(node, height + 1n, header.nextValidatorsHash)
+      ])
+      return { signedHeader: { header, commit }, validators, nextValidators } satisfies LightBlock
+    }
+  }
+
+  /** The set named `hash` at `height`: kept, or fetched from `node` (every page). */
+  async set (node: number, height: bigint, hash: Uint8Array): Promise<ValidatorSet> {
+    const key = Buffer.from(hash).toString('hex')
+    const kept = this.#sets.get(key)
+    if (kept !== undefined) return kept
+    const set = validatorSetOf(await this.#pages(node, height))
+    if (Buffer.compare(validatorSetHash(set), hash) === 0) this.#keep(key, set)
+    return set
+  }
+
+  async #pages (node: number, height: bigint): Promise<ValidatorInput[]> {
+    const validators: ValidatorInput[] = []
+    for (let pages = 0; pages < MAX_SET_PAGES; pages++) {
+      const page = validatorPage(await this.#get(node, `${VALIDATOR_SETS}/${height}?pagination.offset=${validators.length}`))
+      validators.push(...page.validators)
+      if (validators.length >= page.total || page.validators.length === 0) return validators
+    }
+    throw new LightJsonError(`the validator set at ${height} has more than ${MAX_SET_PAGES} pages`)
+  }
+
+  #keep (key: string, set: ValidatorSet): void {
+    this.#sets.set(key, set)
+    if (this.#sets.size > KEPT_SETS) this.#sets.delete(this.#sets.keys().next().value as string)
+  }
+}

@@ -1,0 +1,21 @@
+import Fastify from 'fastify'
+import t from 'tap'
+import type { VerifiedCursor } from '../../src/light/cursor.js'
+import { VERIFIED_HEIGHT_HEADER, verifiedHeight } from '../../src/http/verified-height.js'
+
+// X-Verified-Height on the answers that carry X-Block-Height, after the route's own onSend
+// (where the answer cache sets the height), and only once V is known. Over a replica's real
+// socket: test/light/cursor.test.ts.
+
+t.test('added after the route\'s own onSend sets the height; not without it, nor while V is unknown', async (t) => {
+  const cursor = { height: undefined as number | undefined }
+  const app = Fastify()
+  t.teardown(async () => { await app.close() })
+  app.addHook('onRoute', verifiedHeight(cursor as unknown as VerifiedCursor))
+  app.get('/latest', { onSend: (_request, reply, payload, done) => { reply.header('x-block-height', '100'); done(null, payload) } }, async () => ({ ok: true }))
+  app.get('/pure', async () => ({ ok: true }))
+  t.equal((await app.inject('/latest')).headers[VERIFIED_HEIGHT_HEADER], undefined, 'V unknown')
+  cursor.height = 98
+  t.equal((await app.inject('/latest')).headers[VERIFIED_HEIGHT_HEADER], '98')
+  t.equal((await app.inject('/pure')).headers[VERIFIED_HEIGHT_HEADER], undefined, 'no height, no verified height')
+})
