@@ -1,11 +1,14 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import { request } from 'undici'
+import { BOOT_GRACE_MS } from '../../src/admission/admission.js'
 import { Admission } from '../../src/admission/admit.js'
 import { RateLimiter } from '../../src/admission/rate-limit.js'
 import { REFUSALS } from '../../src/admission/refusals.js'
 import { Shedding } from '../../src/admission/shedding.js'
+import { ROUTES } from '../../harness/routes.js'
 import { buildTestApp } from '../fixtures/app.js'
+import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 
 const quiet = { info: () => {}, warn: () => {} }
 
@@ -44,4 +47,22 @@ t.test('a limit whose count fails answers through the error handler: the request
   const res = await app.inject('/v1/x')
   t.equal(res.statusCode, 500)
   t.not(res.statusCode, REFUSALS.rateLimit.status)
+})
+
+t.test('load admits every /v1 route of the catalogue, GET and HEAD, and none of the others', async (t) => {
+  // A heap limit of 1 byte trips at every sample past the boot's grace: every request load admits is shed.
+  const loop = new ScriptedLoop()
+  const { app } = await buildTestApp(t, { loadShedding: { maxHeapUsedBytes: 1, sampler: loop } })
+  await app.ready()
+  loop.feed({ delayMs: 0, utilization: 0.2 }, BOOT_GRACE_MS / loop.intervalMs + 1)
+  const examples = ROUTES.filter((route) => route.method === 'GET' && route.example !== undefined)
+  t.ok(examples.length > 10, `${examples.length} routes with an example`)
+  for (const route of examples) {
+    const byLoad = route.path.startsWith('/v1/') && route.path !== '/v1/events'
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await app.inject({ method, url: route.example as string, headers: { accept: 'application/json' } })
+      if (byLoad) t.equal(res.statusCode, 503, `${method} ${route.path}: shed`)
+      else t.not(res.statusCode, 503, `${method} ${route.path}: never shed`)
+    }
+  }
 })
