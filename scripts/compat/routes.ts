@@ -59,7 +59,7 @@ export async function discoverParams (get: Get): Promise<ChainParams> {
   return params
 }
 
-/** Every public route (docs/routes.md), the edge-only /v1/versions and the optional debug route Go's test calls. */
+/** Every public route (docs/routes.md), the edge-only /v1/versions and /v1/light/…, the optional debug route Go's test calls. */
 export function routesFor (p: ChainParams, extra: ExtraParams = {}): Route[] {
   const body = (path: string): Route => ({ path, compare: 'body' })
   const e = encodeURIComponent
@@ -85,7 +85,10 @@ export function routesFor (p: ChainParams, extra: ExtraParams = {}): Route[] {
     body(`/v1/bls/epoch/${e(p.blsEpoch)}`),
     body(`/v1/bls/epochs/${e(p.blsEpoch)}`),
     body('/v1/bridge/addresses?chain=ethereum'),
-    body(`/v1/debug/verify/${e(p.height)}`)
+    body(`/v1/debug/verify/${e(p.height)}`),
+    // Ours alone, as /v1/versions: two edge-api builds must agree on them.
+    body(`/v1/light/signed-header/${e(p.height)}`),
+    body(`/v1/light/validators/${e(p.height)}`)
   ]
   if (extra.pubkey !== undefined) routes.push(body(`/v1/debug/pubkey-to-addr/${e(extra.pubkey)}`))
   if (extra.requestId !== undefined) routes.push(body(`/v1/bls/signatures/${e(extra.requestId)}`))

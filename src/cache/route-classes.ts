@@ -52,6 +52,8 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClassEntry>> = {
   'GET /v1/bls/epochs/:id': { class: 'latest', params: { id: 'integer' }, why: 'as /v1/bls/epoch/:id' },
   'GET /v1/bls/signatures/:request_id': { class: 'latest', params: { request_id: 'hex' }, why: 'a signing request moves from PENDING to a terminal state; absent until created' },
   'GET /v1/bridge/addresses': { class: 'latest', why: 'governance changes bridge contracts' },
+  'GET /v1/light/signed-header/:height': { class: 'fixed', params: { height: 'integer' }, why: 'a header and the commit that signs it never change (CometBFT commits are final)' },
+  'GET /v1/light/validators/:height': { class: 'fixed', params: { height: 'integer' }, why: 'the validator set of a height never changes' },
   'GET /v1/debug/verify/:height': { class: 'fixed', params: { height: 'integer' }, why: 'the block at the height and the validator set that signed it never change (CometBFT commits are final)' },
   'GET /v1/debug/pubkey-to-addr/:pubkey': { class: 'pure', why: 'a function of the key alone' },
   'POST /v1/verify-proof': { class: 'uncached', why: 'a POST: a function of its body, never cached' },

@@ -1,7 +1,7 @@
 import { decodeBase64 } from '../wire/go-base64.js'
 import type { ChainClient } from './client.js'
 import { chainPath } from './paths.js'
-import type { ReadContext } from './types.js'
+import type { ChainReader, ReadContext } from './types.js'
 
 // CometBFT's consensus data at a height, through the chain's REST gateway
 // (cosmos.base.tendermint.v1beta1): the block, and the validator set in full.
@@ -19,6 +19,8 @@ const ED25519_TYPE = '/cosmos.crypto.ed25519.PubKey'
 export interface ConsensusValidator {
   readonly pubKey: Uint8Array
   readonly votingPower: bigint
+  /** The node's proposer priority, when it gave one (not part of the set's hash: light clients read it, never verify it). */
+  readonly proposerPriority?: bigint
 }
 
 interface GatewayBlock {
@@ -27,7 +29,7 @@ interface GatewayBlock {
 }
 
 interface GatewayValidatorSet {
-  validators?: Array<{ pub_key?: { '@type'?: string, key?: string } | null, voting_power?: string }>
+  validators?: Array<{ pub_key?: { '@type'?: string, key?: string } | null, voting_power?: string, proposer_priority?: string }>
   pagination?: { total?: string } | null
 }
 
@@ -43,8 +45,12 @@ export async function readBlock (chain: ChainClient, height: bigint, context?: R
 
 /** Every validator of the set at `height`, in the gateway's order. Malformed data throws (a 500). */
 export async function readValidatorSet (chain: ChainClient, height: bigint, context?: ReadContext): Promise<ConsensusValidator[]> {
+  return await validatorSetFrom(chain.unhedged(context), height)
+}
+
+/** Every validator of the set at `height`, read with `reader` (a route's own: /v1/light/validators' is cached by height). */
+export async function validatorSetFrom (reader: ChainReader, height: bigint): Promise<ConsensusValidator[]> {
   const path = chainPath`/cosmos/base/tendermint/v1beta1/validatorsets/${height}`
-  const reader = chain.unhedged(context)
   const page = (offset: number): Promise<GatewayValidatorSet> =>
     reader.get(path, { 'pagination.offset': String(offset), 'pagination.limit': String(PAGE) }) as Promise<GatewayValidatorSet>
 
@@ -68,6 +74,8 @@ export async function readValidatorSet (chain: ChainClient, height: bigint, cont
       throw new Error(`validator #${i} at height ${height} has a ${type ?? 'missing'} key; only ${ED25519_TYPE} is supported`)
     }
     if (!/^\d{1,19}$/.test(v.voting_power ?? '')) throw new Error(`validator #${i} at height ${height} has voting power ${JSON.stringify(v.voting_power)}`)
-    return { pubKey: key, votingPower: BigInt(v.voting_power as string) }
+    const priority = v.proposer_priority
+    if (priority !== undefined && !/^-?\d{1,19}$/.test(priority)) throw new Error(`validator #${i} at height ${height} has proposer priority ${JSON.stringify(priority)}`)
+    return { pubKey: key, votingPower: BigInt(v.voting_power as string), ...(priority === undefined ? {} : { proposerPriority: BigInt(priority) }) }
   })
 }

@@ -35,7 +35,9 @@ const SEEN: Record<string, 'latest' | 'fixed' | 'pure' | 'local' | 'uncached'> =
   '/v1/status': 'local',
   '/v1/debug/pubkey-to-addr/{pubkey}': 'pure',
   '/v1/versions': 'uncached',
-  '/v1/debug/verify/{height}': 'fixed'
+  '/v1/debug/verify/{height}': 'fixed',
+  '/v1/light/signed-header/{height}': 'fixed',
+  '/v1/light/validators/{height}': 'fixed'
 }
 
 t.test('each GET route answers as its class says: no-cache with a height and a hit for latest state, immutable for fixed and pure answers', async (t) => {

@@ -49,6 +49,15 @@ t.test('a set of one page is one request', async (t) => {
   t.same(await readValidatorSet(client, BigInt(SIGNED_BASE)), [])
 })
 
+t.test('each validator\'s proposer priority, when the node gives one, is passed on; absent, it is left out', async (t) => {
+  const { sim, client } = await setup(t)
+  const key = { '@type': '/cosmos.crypto.ed25519.PubKey', key: Buffer.alloc(32, 1).toString('base64') }
+  sim.override(`${SETS}5`, { validators: [{ pub_key: key, voting_power: '7', proposer_priority: '-12' }, { pub_key: { ...key, key: Buffer.alloc(32, 2).toString('base64') }, voting_power: '3' }] })
+  const set = await readValidatorSet(client, 5n)
+  t.same(set.map((v) => v.proposerPriority), [-12n, undefined])
+  t.notOk('proposerPriority' in (set[1] as object), 'absent: no field at all')
+})
+
 t.test('malformed chain data is an error (the route answers 500)', async (t) => {
   const { sim, client } = await setup(t)
   const key = { '@type': '/cosmos.crypto.ed25519.PubKey', key: Buffer.alloc(32, 1).toString('base64') }
@@ -61,7 +70,8 @@ t.test('malformed chain data is an error (the route answers 500)', async (t) => 
     [{ validators: [{ pub_key: null, voting_power: '1' }] }, /has a missing key/],
     [{ validators: [{ pub_key: { ...key, key: 'not base64' }, voting_power: '1' }] }, /validator #0 at height 5 has a \/cosmos.crypto.ed25519.PubKey key; only/],
     [{ validators: [{ pub_key: key, voting_power: '-1' }] }, /validator #0 at height 5 has voting power "-1"/],
-    [{ validators: [{ pub_key: key }] }, /has voting power undefined/]
+    [{ validators: [{ pub_key: key }] }, /has voting power undefined/],
+    [{ validators: [{ pub_key: key, voting_power: '1', proposer_priority: '1.5' }] }, /validator #0 at height 5 has proposer priority "1.5"/]
   ]
   for (const [answer, message] of cases) {
     sim.override(`${SETS}5`, answer)

@@ -75,11 +75,11 @@ t.test('parameters come from the reference server\'s chain state, as in Go\'s co
   t.equal(sparse.blsEpoch, '1', 'epoch 0 falls back to 1')
 
   const paths = routesFor(params).map((r) => r.path)
-  t.equal(paths.length, 18, 'the 17 public routes\' templates (two participants answers), versions and debug/verify')
-  t.ok(paths.includes('/v1/bls/epoch/42') && paths.includes('/v1/poc-batches/1842000') && paths.includes('/v1/debug/verify/1843185'))
+  t.equal(paths.length, 20, 'the 17 public routes\' templates (two participants answers), versions, debug/verify and the two light routes')
+  t.ok(paths.includes('/v1/bls/epoch/42') && paths.includes('/v1/poc-batches/1842000') && paths.includes('/v1/debug/verify/1843185') && paths.includes('/v1/light/signed-header/1843185'))
   const extra = routesFor(params, { requestId: 'ab', exemptionId: 'e 1', exemptionAccount: 'gonka1x', pubkey: '02ff' }).map((r) => r.path)
-  t.same(extra.slice(18), ['/v1/debug/pubkey-to-addr/02ff', '/v1/bls/signatures/ab', '/v1/restrictions/exemptions/e%201/usage/gonka1x'])
-  t.equal(routesFor(params, { exemptionId: 'e1' }).length, 18, 'an exemption id alone is not enough')
+  t.same(extra.slice(20), ['/v1/debug/pubkey-to-addr/02ff', '/v1/bls/signatures/ab', '/v1/restrictions/exemptions/e%201/usage/gonka1x'])
+  t.equal(routesFor(params, { exemptionId: 'e1' }).length, 20, 'an exemption id alone is not enough')
 })
 
 t.test('two servers over the same chain: every route equal', async (t) => {
@@ -103,7 +103,7 @@ t.test('planted differences: a diff per route, the rest equal', async (t) => {
   t.equal(byPath.get('/v1/status')?.ok, true)
   const text = formatReport(report, reference, planted, 1)
   t.match(text, `DIFF  ${PARTICIPANTS_ROUTE}  200\n      -     "epoch_group_id": 42,\n      … 1 more lines`)
-  t.match(text, /compat: 18 routes, 15 equal, 3 different\n$/)
+  t.match(text, /compat: 20 routes, 17 equal, 3 different\n$/)
 })
 
 t.test('a difference that goes away on a retry (the chain moved) is not reported', async (t) => {

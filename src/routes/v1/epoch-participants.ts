@@ -8,7 +8,9 @@ import { cometBlockFromGateway, cometProofOpsFromGateway } from '../../cometbft/
 import { CometBlock, CometProofOps, type CometBlockJson } from '../../cometbft/comet-json-schema.js'
 import { omitEmpty, ProtoMessage } from '../../wire/encoding-json.js'
 import { validatorKeyAddress } from '../../cometbft/address.js'
-import { badRequest, notFound } from '../../errors.js'
+import { badRequest, HttpError, notFound } from '../../errors.js'
+import { bundleProblem, ProofBundle, proofBundle, type ProofBundleJson } from '../../proven/proof-bundle.js'
+import { INFERENCE_STORE } from '../../proven/store-keys.js'
 import { Int64, int64, Uint64 } from '../../wire/schema.js'
 import { fitsUint64, withChainErrors } from './schemas.js'
 
@@ -81,7 +83,8 @@ const ActiveParticipantsWithProof = Type.Object({
   proof_ops: Type.Optional(CometProofOps),
   validators: Type.Optional(Type.Array(Validator, { description: `${ALWAYS}; [] when created_at_block_height is 0` })),
   block: Type.Optional(CometBlock),
-  excluded_participants: Type.Optional(Type.Array(ExcludedParticipant, { description: `${ALWAYS}; [] when none or when the chain query fails` }))
+  excluded_participants: Type.Optional(Type.Array(ExcludedParticipant, { description: `${ALWAYS}; [] when none or when the chain query fails` })),
+  proof: Type.Optional(ProofBundle)
 })
 
 interface GatewayAbciAnswer {
@@ -110,6 +113,9 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
         // The range and "0" are checked in the preHandler: the Go service had a message for each.
         epoch: Type.String({ pattern: '^(?:current|[0-9]{1,64})$', description: '"current" or an epoch number from 1', 'x-error': INVALID_EPOCH })
       }),
+      querystring: Type.Object({
+        proof: Type.Optional(Type.Literal('1', { description: 'add `proof`: the store value with its ICS23 proof and the app hash it proves against (docs/verified-reads.md)' }))
+      }),
       response: withChainErrors(ActiveParticipantsWithProof)
     },
     // Before the answer is pinned (src/cache/http-cache.ts runs the route's own preHandlers
@@ -132,7 +138,9 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
 
     // A store entry written at height 0 (genesis) has no provable version and no block
     // after it to prove against, and CometBFT has no validator set at height 0.
-    const { bytes, proofOps, block, validators } = height > 0n ? await provenAt(chain, data, height, log) : { bytes: stored, validators: [] }
+    const proven: Proven = height > 0n ? await provenAt(chain, data, height, log) : { bytes: stored, validators: [] }
+    const { bytes, proofOps, block, validators } = proven
+    const proof = request.query.proof === '1' ? { proof: bundleOf(activeParticipantsKey(epoch), height, proven) } : {}
     return {
       active_participants: participantsJson(participants),
       addresses: participants.participants.map((p) => validatorKeyAddress(p.validator_key)),
@@ -140,9 +148,32 @@ export const epochParticipants: FastifyPluginAsyncTypebox = async (app) => {
       ...(proofOps !== undefined ? { proof_ops: proofOps } : {}),
       validators,
       ...(block !== undefined ? { block } : {}),
-      excluded_participants: await excluded(chain, epoch, log)
+      excluded_participants: await excluded(chain, epoch, log),
+      ...proof
     }
   })
+}
+
+/**
+ * `?proof=1`'s bundle: the entry with its proof at its created height, against the app hash
+ * of the block after it, checked before it is served (a node whose proof does not verify is
+ * refused, never passed on). Phase 2's verified headers will give that app hash; until then it
+ * is the node's own block's, and the client checks it against its own verified header.
+ */
+function bundleOf (key: Uint8Array, height: bigint, { bytes, proofOps, block }: Proven): ProofBundleJson {
+  if (height === 0n) throw new HttpError(404, 'no proof: the entry was written at genesis (height 0), which no store version proves')
+  if (proofOps === undefined || block === undefined) {
+    throw new HttpError(503, `no proof yet: ${proofOps === undefined ? 'the chain node gave no proof ops' : `the block after ${height} is not available`}`, { 'retry-after': '1' })
+  }
+  const bundle = proofBundle(height, Buffer.from(block.header.app_hash, 'hex'), [{
+    store: INFERENCE_STORE,
+    key: Buffer.from(key).toString('base64'),
+    value: Buffer.from(bytes).toString('base64'),
+    proof_ops: (proofOps.ops ?? []).map((op) => ({ type: '', key: '', data: '', ...op }))
+  }])
+  const problem = bundleProblem(bundle, Buffer.from(block.header.app_hash, 'hex'))
+  if (problem !== undefined) throw new HttpError(502, `the chain node's proof does not verify against block ${height + 1n}'s app hash: ${problem}`)
+  return bundle
 }
 
 /** The store entry at `height`, with its proof, the block after it and the validator set that signed that block. */

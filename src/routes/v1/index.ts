@@ -12,6 +12,7 @@ import { bls } from './bls.js'
 import { bridge } from './bridge.js'
 import { epochParticipants } from './epoch-participants.js'
 import { epochs } from './epochs.js'
+import { light } from './light.js'
 import { models } from './models.js'
 import { participants } from './participants.js'
 import { pocBatches } from './poc-batches.js'
@@ -61,5 +62,6 @@ export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, bui
   for (const plugin of [models, participants, epochs, epochParticipants, pocBatches, restrictions, bls, bridge]) {
     await app.register(plugin)
   }
+  await app.register(light, { heads: chain.heads })
   await app.register(verify, { ...verifyTuning, chain, expose: exposeOptionalRoutes })
 }
