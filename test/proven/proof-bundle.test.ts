@@ -1,18 +1,15 @@
 import t from 'tap'
-import { request } from 'undici'
 import { bundleProblem, proofBundle, type ProofBundleJson } from '../../src/proven/proof-bundle.js'
-import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
 import { ACTIVE_PARTICIPANTS, CREATED_AT, CURRENT_EPOCH, encodeActiveParticipants, GENESIS_EPOCH } from '../../harness/chain-simulator/data/epochs.js'
-import { SignedChain } from '../../harness/chain-simulator/signed-chain.js'
-import { startChainSimulator } from '../../harness/chain-simulator/simulator.js'
 import { activeParticipantsKey } from '../../src/chain/active-participants.js'
 import { DEFAULT_TRUST_LEVEL } from '../../src/light/commit-light.js'
 import type { LightBlock, LightOptions } from '../../src/light/light-block.js'
 import { trustFromRoot } from '../../src/light/trust-root.js'
 import { verifyLightBlock } from '../../src/light/verifier.js'
-import { buildTestApp } from '../fixtures/app.js'
 import { lightBlock } from '../fixtures/light/light-block-json.js'
+import { buildTestApp } from '../fixtures/app.js'
 import { getJson } from '../fixtures/light/gateway-blocks.js'
+import { listeningOnSignedChain } from '../fixtures/light/signed-app.js'
 
 // `?proof=1` over a real socket against the signed simulated chain, checked as a client
 // checks it: every read of the bundle verifies with src/verify's ICS23 checker under the app
@@ -25,21 +22,9 @@ const ABCI = '/cosmos/base/tendermint/v1beta1/abci_query'
 const PATH = `/v1/epochs/${CURRENT_EPOCH}/participants`
 const OPTIONS: LightOptions = { trustingPeriodMs: 14 * 24 * 3600 * 1000, maxClockDriftMs: 10_000, trustLevel: DEFAULT_TRUST_LEVEL, linkLastBlockId: true }
 const now = (): { seconds: number, nanos: number } => ({ seconds: Math.floor(Date.now() / 1000), nanos: 0 })
-const clock = new BlockClock()
 // From a few blocks below the entry's created height, so the header after it is signed.
-const chain = new SignedChain({ firstHeight: CREATED_AT - 5 })
-const sim = await startChainSimulator(0, { clock, chain })
-t.teardown(async () => { await sim.close() })
 // No answer cache: the faults below change what the node answers at one height.
-const { app } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '0' } })
-await app.listen({ port: 0, host: '127.0.0.1' })
-const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-t.afterEach(() => { sim.clearFaults() })
-
-const get = async (path: string): Promise<{ status: number, headers: Record<string, unknown>, body: any }> => {
-  const res = await request(`${origin}${path}`, { headersTimeout: 30_000, bodyTimeout: 30_000 })
-  return { status: res.statusCode, headers: res.headers, body: await res.body.json() }
-}
+const { chain, sim, get } = await listeningOnSignedChain(t, { firstHeight: CREATED_AT - 5, env: { EDGE_API_CACHE_SIZE: '0' } })
 /** The app hash of state CREATED_AT: the signed header CREATED_AT + 1's, as the chain signed it. */
 const signedAppHash = (): Uint8Array => chain.block(CREATED_AT + 1).header.appHash
 

@@ -1,15 +1,11 @@
 import t from 'tap'
-import { request } from 'undici'
 import { DEFAULT_TRUST_LEVEL } from '../../../src/light/commit-light.js'
 import type { LightBlock, LightOptions, TrustedState } from '../../../src/light/light-block.js'
 import { trustFromRoot } from '../../../src/light/trust-root.js'
 import { verifyAdjacent, verifyNonAdjacent } from '../../../src/light/verifier.js'
-import { BlockClock } from '../../../harness/chain-simulator/block-clock.js'
-import { SignedChain } from '../../../harness/chain-simulator/signed-chain.js'
-import { startChainSimulator } from '../../../harness/chain-simulator/simulator.js'
-import { buildTestApp } from '../../fixtures/app.js'
 import { getJson } from '../../fixtures/light/gateway-blocks.js'
 import { signedHeader, validatorSet } from '../../fixtures/light/light-block-json.js'
+import { listeningOnSignedChain } from '../../fixtures/light/signed-app.js'
 
 // /v1/light/… over a real socket against the signed simulated chain, read by a client that
 // verifies what it gets: tendermint-rs's JSON reader (test/fixtures/light/light-block-json.ts,
@@ -22,19 +18,7 @@ const nowTime = (): { seconds: number, nanos: number } => ({ seconds: Math.floor
 const SETS = '/cosmos/base/tendermint/v1beta1/validatorsets/'
 const BLOCKS = '/cosmos/base/tendermint/v1beta1/blocks/'
 
-const clock = new BlockClock()
-const chain = new SignedChain()
-const sim = await startChainSimulator(0, { clock, chain })
-t.teardown(async () => { await sim.close() })
-const { app, chain: client } = await buildTestApp(t, { sim, env: { EDGE_API_CACHE_SIZE: '1MiB' } })
-await app.listen({ port: 0, host: '127.0.0.1' })
-const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-t.afterEach(() => { sim.clearFaults() })
-
-const get = async (path: string): Promise<{ status: number, headers: Record<string, unknown>, body: any }> => {
-  const res = await request(`${origin}${path}`, { headersTimeout: 30_000, bodyTimeout: 30_000 })
-  return { status: res.statusCode, headers: res.headers, body: await res.body.json() }
-}
+const { clock, chain, sim, client, get } = await listeningOnSignedChain(t, { env: { EDGE_API_CACHE_SIZE: '1MiB' } })
 
 /** The light block at `height` as a client assembles it from /v1/light: its signed header, the sets at H and H + 1. */
 async function served (height: number): Promise<LightBlock> {
