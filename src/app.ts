@@ -38,6 +38,7 @@ import { events } from './routes/v1/events.js'
 import { HeadFollower } from './waiting/head-follower.js'
 import { WaitQuota } from './waiting/wait-quota.js'
 import { verifiedHeight } from './http/verified-height.js'
+import { verificationHeader } from './proven/verification-header.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -65,6 +66,9 @@ export interface AppOptions {
   readonly rateCounter?: RateCounter | undefined
 }
 
+/** What every read answer says in EDGE_API_VERIFICATION=headers: its headers are verified, not its values. */
+const HEADERS_ONLY = verificationHeader({ kind: 'unverified', reason: 'headers-only' })
+
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
@@ -86,7 +90,7 @@ export async function buildApp (options: AppOptions) {
     done(null, payload)
   })
   // Latest answers say the verified height V (docs/verified-reads.md); no hook with verification off.
-  if (options.chain.verified !== undefined) app.addHook('onRoute', verifiedHeight(options.chain.verified))
+  if (options.chain.verified !== undefined) app.addHook('onRoute', verifiedHeight(options.chain.verified, options.config.verification.mode === 'headers' ? HEADERS_ONLY : undefined))
   await registerRoutes(app, options, shedding)
   return app
 }

@@ -12,8 +12,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 // handler (methods.ts), which answers as Go does and adds the preflight headers here; with `*`
 // no route has OPTIONS, and every OPTIONS request reaches that handler by itself.
 
-/** The response headers a page may read: the height and the verified one, the cache's, the limit's, and the wait a long-poll was given. */
-export const EXPOSED_HEADERS = ['X-Block-Height', 'X-Verified-Height', 'ETag', 'X-Cache', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Preference-Applied']
+/** The response headers a page may read: the height, the verified one and what is verified, the cache's, the limit's, and the wait a long-poll was given. */
+export const EXPOSED_HEADERS = ['X-Block-Height', 'X-Verified-Height', 'X-Verification', 'ETag', 'X-Cache', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Preference-Applied']
 
 /** How long a browser may keep a preflight answer: the routes' methods never change while a replica runs. */
 export const PREFLIGHT_MAX_AGE_S = 86_400

@@ -80,7 +80,14 @@ export type CursorState = 'starting' | 'verifying' | 'expired'
 export const NODE_LYING = 'chain node lying: its header does not verify or contradicts a verified one; out of rotation'
 /** Heights of a node's own latest blocks kept for its next step (the block before its latest). */
 const KEPT_BLOCKS = 2
+/**
+ * Verified headers' app hashes kept, by height: a proven read pins V when it starts and
+ * proves at V when its answer is in, a few blocks later at most; older states are asked of
+ * nodes that may have pruned them, so a bounded window is enough (and memory stays flat).
+ */
+export const APP_HASH_WINDOW = 64
 
+/** Also src/proven's VerifiedAppHashes (by shape: the light layer is below proven/). */
 export class VerifiedCursor {
   readonly #options: CursorOptions
   readonly #witnesses: Witnesses
@@ -90,6 +97,8 @@ export class VerifiedCursor {
   readonly #recent: Array<Map<bigint, GatewayBlock>>
   /** Whether each node's last step failed to read: one warn line per episode. */
   readonly #unreadable: boolean[]
+  /** Verified headers' app hashes by header height, the newest APP_HASH_WINDOW. */
+  readonly #appHashes = new Map<bigint, Uint8Array>()
   #trusted: TrustedState | undefined
   #expired = false
   #run: Promise<void> | undefined
@@ -110,6 +119,11 @@ export class VerifiedCursor {
   get state (): CursorState {
     if (this.#expired) return 'expired'
     return this.#trusted === undefined ? 'starting' : 'verifying'
+  }
+
+  /** The app hash of the state after block `height`: verified header height + 1's, while in the window. */
+  appHashAfter (height: number): Uint8Array | undefined {
+    return this.#appHashes.get(BigInt(height) + 1n)
   }
 
   /** Whether node `node` was caught lying. */
@@ -185,7 +199,7 @@ export class VerifiedCursor {
       return undefined
     }
     this.#witnesses.verified(root.height, root.hash)
-    this.#trusted = outcome.state
+    this.#trust(outcome.state)
     log.info({ height: String(root.height) }, 'verifying the chain\'s headers from the trust root')
     return outcome.state
   }
@@ -197,8 +211,15 @@ export class VerifiedCursor {
       for (const node of this.#witnesses.verified(height, hashOf(block.signedHeader))) {
         this.#lying(node, height, 'its header is not the one verified at this height')
       }
-      this.#trusted = trustedStateOf(block)
+      this.#trust(trustedStateOf(block))
     }
+  }
+
+  #trust (state: TrustedState): void {
+    this.#trusted = state
+    const { height, appHash } = state.header
+    this.#appHashes.set(height, appHash)
+    for (const kept of this.#appHashes.keys()) if (kept <= height - BigInt(APP_HASH_WINDOW)) this.#appHashes.delete(kept)
   }
 
   /** Never called twice for a node: #follow skips a liar, and Witnesses.verified names none already lying. */

@@ -12,7 +12,7 @@ t.test('by default any origin may read /v1 and its height, cache and limit heade
   t.equal(res.headers['access-control-allow-origin'], '*')
   t.notOk(res.headers['access-control-allow-credentials'])
   t.equal(res.headers['access-control-expose-headers'], EXPOSED_HEADERS.join(', '))
-  for (const name of ['X-Block-Height', 'X-Verified-Height', 'ETag', 'X-Cache', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Preference-Applied']) t.ok(EXPOSED_HEADERS.includes(name), name)
+  for (const name of ['X-Block-Height', 'X-Verified-Height', 'X-Verification', 'ETag', 'X-Cache', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Preference-Applied']) t.ok(EXPOSED_HEADERS.includes(name), name)
   const notFound = await app.inject({ url: '/v1/nope', headers: { origin: PAGE } })
   t.equal(notFound.statusCode, 404)
   t.equal(notFound.headers['access-control-allow-origin'], '*', 'errors too: a page can read why')

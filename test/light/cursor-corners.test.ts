@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Timestamp } from '../../src/cometbft/timestamp.js'
-import { NODE_LYING, timestampOfMs, VerifiedCursor, type CursorOptions } from '../../src/light/cursor.js'
+import { APP_HASH_WINDOW, NODE_LYING, timestampOfMs, VerifiedCursor, type CursorOptions } from '../../src/light/cursor.js'
+import type { VerifiedAppHashes } from '../../src/proven/app-hashes.js'
 import { followerOptions } from '../../src/light/light-block.js'
 import { LightReader } from '../../src/light/light-reader.js'
 import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
@@ -181,4 +182,29 @@ t.test('a node whose header does not verify is lying; a header without a validat
 
 t.test('the wall clock as a header time', async (t) => {
   t.same(timestampOfMs(1_500), { seconds: 1, nanos: 500_000_000 })
+})
+
+t.test('the app hashes of verified headers: the state after V is header V + 1\'s, kept for a bounded window', async (t) => {
+  const { cursor, clock, tell } = await setup(t)
+  const chain = new SignedChain()
+  t.equal(cursor.appHashAfter(clock.height - 2), undefined, 'nothing before a header is verified')
+  await tell(0)
+  const skippedTo = cursor.height as number
+  t.equal(cursor.appHashAfter(skippedTo - 1), undefined, 'a height skipped over from the root is not verified')
+  clock.advance()
+  await tell(0)
+  const v = cursor.height as number
+  t.same(cursor.appHashAfter(v), chain.appHashOf(v + 1), 'V: header V + 1\'s app hash')
+  t.same(cursor.appHashAfter(v - 1), chain.appHashOf(v), 'the state before it, verified a block earlier')
+  t.equal(cursor.appHashAfter(v + 1), undefined, 'header V + 2 is not verified yet')
+  const hashes: VerifiedAppHashes = cursor
+  t.same(hashes.appHashAfter(v), chain.appHashOf(v + 1), 'the cursor is what proven reads verify against')
+  for (let block = 0; block < APP_HASH_WINDOW + 2; block++) {
+    clock.advance()
+    await tell(0)
+  }
+  t.equal(cursor.height, clock.height - 2)
+  t.same(cursor.appHashAfter(cursor.height as number), chain.appHashOf(clock.height - 1), 'the newest kept')
+  t.equal(cursor.appHashAfter(v), undefined, 'heights past the window dropped')
+  t.ok(cursor.appHashAfter((cursor.height as number) - APP_HASH_WINDOW + 2) !== undefined, 'the window kept')
 })

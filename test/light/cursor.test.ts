@@ -25,6 +25,8 @@ t.test('an honest chain: V follows the head two blocks behind, and latest answer
   const verified = Number(answer.headers.get('x-verified-height'))
   t.equal(verified, clock.height - 2, 'the answer says V')
   t.ok(verified < Number(answer.headers.get('x-block-height')), 'below the height it was read at')
+  t.equal(answer.headers.get('x-verification'), 'unverified; reason="headers-only"', 'headers mode: the answer says its value is not proven')
+  t.match(answer.headers.get('access-control-expose-headers'), /\bX-Verification\b/, 'a page may read it')
 })
 
 t.test('verification off: no header, no verification in /v1/status', async (t) => {
@@ -32,6 +34,7 @@ t.test('verification off: no header, no verification in /v1/status', async (t) =
   const answer = await get(LATEST)
   t.equal(answer.status, 200)
   t.equal(answer.headers.get('x-verified-height'), null)
+  t.equal(answer.headers.get('x-verification'), null)
   t.same(await (await get('/v1/status')).json(), { status: 'ok' })
 })
 
