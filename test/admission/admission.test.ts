@@ -4,6 +4,8 @@ import t, { type Test } from 'tap'
 import { admissionControl, BOOT_GRACE_MS } from '../../src/admission/admission.js'
 import { type DelayAdmission, POLICY_DEFAULTS } from '../../src/admission/pie.js'
 import { Shedding } from '../../src/admission/shedding.js'
+import { Pipelining } from '../../src/http/pipelining.js'
+import { requestLifecycle } from '../../src/http/request-lifecycle.js'
 import { ScriptedLoop } from '../fixtures/scripted-loop.js'
 import { until } from '../../harness/wait.js'
 
@@ -14,6 +16,9 @@ async function appWithAdmission (t: Test, loadShedding: Parameters<typeof admiss
   const lines: Array<Record<string, unknown>> = []
   const shedding = new Shedding({ info: (fields, msg) => { lines.push({ ...fields, msg }) } }, undefined, 50)
   const app = Fastify()
+  // The lifecycle's one 'close' listener ends each admitted request's count in fair share, as
+  // in the app (app.ts): without it every request would stay counted.
+  requestLifecycle(app, { pipelining: new Pipelining() })
   let policy!: DelayAdmission
   await app.register(async (scope) => {
     policy = await admissionControl(scope, shedding, loadShedding)
