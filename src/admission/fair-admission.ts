@@ -66,8 +66,21 @@ export interface FairAdmissionOptions {
   readonly holdLimit?: number
 }
 
-/** Each counted request's way out of the count, by its response: taken once (waiting(), or its close). */
+/** Each counted request's way out of the count, by its response: taken once (countAsWaiting, or its close). */
 const counted = new WeakMap<object, () => void>()
+
+/**
+ * The request of `response` is no longer work in flight: its response closed (answered, or its
+ * client gone). Called from the request's one 'close' listener (request-lifecycle.ts), not from
+ * a listener of fair share's own: a listener costs its registration and its removal on every
+ * request. A response fair admission did not count (or already let go) is left as it is.
+ */
+export function endCounted (response: object): void {
+  const end = counted.get(response)
+  if (end === undefined) return
+  counted.delete(response)
+  end()
+}
 
 /**
  * The request of `reply` now waits for the chain (a held long-poll): from here on it is counted
@@ -76,7 +89,7 @@ const counted = new WeakMap<object, () => void>()
  * fair admission did not count is left as it is.
  */
 export function countAsWaiting (reply: FastifyReply): void {
-  counted.get(reply.raw)?.()
+  endCounted(reply.raw)
 }
 
 export class FairAdmission {
@@ -145,17 +158,10 @@ export class FairAdmission {
   admit (reply: FastifyReply, client: string, done: HookHandlerDoneFunction, load: LoopLoad, policy: { admit (): boolean }): boolean {
     const slots = this.share.slotsOf(client)
     // Counted from before it is judged (a client's first request makes it one of the active)
-    // until its answer ends, a held refusal's too: a client whose excess waits out its
-    // Retry-After is still the heavy one.
+    // until its answer ends (endCounted, from the lifecycle's 'close' listener), a held
+    // refusal's too: a client whose excess waits out its Retry-After is still the heavy one.
     this.share.start(slots)
-    let ended = false
-    const end = (): void => {
-      if (ended) return
-      ended = true
-      this.share.end(slots)
-    }
-    counted.set(reply.raw, end)
-    reply.raw.once('close', end)
+    counted.set(reply.raw, () => { this.share.end(slots) })
     if ((load === 'behind' && this.share.overShare(slots)) || (this.share.farOverShare(slots) && !this.#pace.take())) {
       this.#refuseExcess(reply, client)
       return false

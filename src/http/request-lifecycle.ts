@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyTypeProvider, HookHandlerDoneFunction, RawServerDefault } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { endCounted } from '../admission/fair-admission.js'
 import { timeAnswer, type RequestMetrics } from '../metrics/requests.js'
 import type { AccessLine } from './access-log.js'
 import { hasRequiredHost, refuseMissingHost } from './client-errors.js'
@@ -31,8 +32,8 @@ export interface LifecycleOptions {
  * Registers the request's lifecycle on `app`'s root: in onRequest, in this order, the metrics'
  * start (a request waiting its pipelining turn is in flight, timed from arrival), its 'close'
  * listener, the X-Request-Id answer header, the Host check, the fixed headers, then the
- * pipelining turn; when the response closes (answered, or its client gone), the metrics' end
- * and the pipelining turn's; in onResponse the duration and the access line.
+ * pipelining turn; when the response closes (answered, or its client gone), the metrics' end,
+ * fair share's count (fair-admission.ts: endCounted) and the pipelining turn's; in onResponse the duration and the access line.
  */
 export function requestLifecycle<Logger extends FastifyBaseLogger, Provider extends FastifyTypeProvider> (
   app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, Provider>, options: LifecycleOptions
@@ -41,11 +42,16 @@ export function requestLifecycle<Logger extends FastifyBaseLogger, Provider exte
   const fixed = Object.entries(options.fixedHeaders ?? {})
   // 'close' always comes, answered or not (Fastify's onResponse does not run for a request
   // whose client went away first; Pipelining closes the answers Node leaves queued on a closed
-  // connection). Taken once: Node may close one of those too. One function for every response.
+  // connection). Taken once: Node may close one of those too. One function for every response:
+  // it ends the request's count in fair share too (fair-admission.ts; none off /v1).
   const closed = metrics === undefined
-    ? function (this: ServerResponse): void { pipelining.answered(this) }
+    ? function (this: ServerResponse): void {
+      endCounted(this)
+      pipelining.answered(this)
+    }
     : function (this: ServerResponse): void {
       metrics.requestEnded()
+      endCounted(this)
       pipelining.answered(this)
     }
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {

@@ -25,8 +25,8 @@ async function get (client: Client, path: string) {
 }
 
 /**
- * GET on a /v1 route, again while it sheds load (503 + Retry-After from under-pressure, which
- * trips on a busy test machine); a balancer's client would do the same. Bounded.
+ * GET on a /v1 route, again while it sheds load (503 + Retry-After from admission's load
+ * shedding, which trips on a busy test machine); a balancer's client would do the same. Bounded.
  */
 async function getV1 (client: Client, path: string) {
   for (let attempt = 0; ; attempt++) {
