@@ -10,7 +10,16 @@
 // package's exports, so it is named by its place next to the `--import` entry; if that moves, every
 // test process fails to start, loudly. Only in a test file's process: a child a test starts (the
 // service, the compat script) must not become a TAP producer.
+//
+// tap keeps node_modules out of each process' coverage by its path under the project
+// (`^<root>/node_modules`), but V8 names a module by its real path, and in a git worktree whose
+// node_modules is a link to another checkout's that path is elsewhere: every test process then
+// wrote the coverage of ~850 dependency modules and the source maps of ~300 (6.7 MB of JSON
+// against 0.2 MB), and the report read all of it back. Any node_modules, wherever it lives, is
+// out: src/ is what the coverage check is about. Set before processinfo's coverage module reads
+// it, and inherited by every process the test starts.
 if (process.argv[1]?.endsWith('.test.ts') === true) {
+  process.env._TAPJS_PROCESSINFO_COV_EXCLUDE_ = String(/[\\/]node_modules[\\/]/)
   const processInfo = new URL('./get-process-info.js', import.meta.resolve('@tapjs/processinfo/import'))
   const { getProcessInfo } = await import(processInfo.href)
   getProcessInfo()
