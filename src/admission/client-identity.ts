@@ -64,16 +64,27 @@ export function clientAddress (ip: string): string | undefined {
 function ipv6Groups (text: string): number[] | undefined {
   const address = text.split('%', 1)[0] as string
   if (!isIPv6(address)) return undefined
-  const [head, tail] = address.includes('::') ? address.split('::') as [string, string] : [address, undefined]
-  const parse = (part: string): number[] => part === '' ? [] : part.split(':').flatMap(hextets)
-  const left = parse(head)
-  const right = tail === undefined ? [] : parse(tail)
-  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right]
+  // Plain loops and one array: flatMap and spread made this 2.6 µs a request (issue 53's
+  // measurement), a cost every IPv6 client paid on every request.
+  const gap = address.indexOf('::')
+  if (gap === -1) return hextets(address, [])
+  const groups = hextets(address.slice(0, gap), [])
+  const right = hextets(address.slice(gap + 2), [])
+  for (let missing = 8 - groups.length - right.length; missing > 0; missing--) groups.push(0)
+  for (const group of right) groups.push(group)
+  return groups
 }
 
-/** One group, or the two groups of a trailing dotted IPv4 part (::1.2.3.4). */
-function hextets (part: string): number[] {
-  if (!part.includes('.')) return [parseInt(part, 16)]
-  const [a, b, c, d] = part.split('.').map(Number) as [number, number, number, number]
-  return [a * 256 + b, c * 256 + d]
+/** Appends to `into` the groups of `part` (colon-separated; a trailing dotted IPv4 part, ::1.2.3.4, is two). */
+function hextets (part: string, into: number[]): number[] {
+  if (part === '') return into
+  for (const piece of part.split(':')) {
+    if (!piece.includes('.')) {
+      into.push(parseInt(piece, 16))
+      continue
+    }
+    const [a, b, c, d] = piece.split('.').map(Number) as [number, number, number, number]
+    into.push(a * 256 + b, c * 256 + d)
+  }
+  return into
 }
