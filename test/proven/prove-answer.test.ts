@@ -1,40 +1,16 @@
 import t from 'tap'
-import { ChainClient } from '../../src/chain/client.js'
 import { firstHonestAnswer, proveAnswer, type AnswerProof } from '../../src/proven/prove-answer.js'
 import { proveValue, type StoreKey } from '../../src/proven/prove-value.js'
 import { provenRoute, type ProvenRoute, type RouteRequest } from '../../src/proven/proven-routes.js'
-import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
-import { CREATED_AT } from '../../harness/chain-simulator/data/epochs.js'
-import { SignedChain } from '../../harness/chain-simulator/signed-chain.js'
-import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
-import { buildTestApp } from '../fixtures/app.js'
-import { verifiedHashes } from '../fixtures/proven/verified-hashes.js'
+import { provingWorld } from '../fixtures/proven/proving-world.js'
 
 // An answer judged over real sockets: edge-api's answer at V (a replica whose node's head is
 // V, on a listening socket), its values proven at V from two nodes of one signed simulated
 // chain, one of which forges values (harness/chain-simulator/lies.ts, forgedValue: a changed
 // value with the true proof). The liar is named and passed over; every node lying fails.
 
-const clock = new BlockClock()
-const chain = new SignedChain({ firstHeight: CREATED_AT - 2 })
-const V = clock.height - 10
-let honest: ChainSimulator
-let liar: ChainSimulator
-let atV: ChainSimulator
-let client: ChainClient
-let hashes: Awaited<ReturnType<typeof verifiedHashes>>
-let base: string
-t.before(async () => {
-  honest = await startChainSimulator(0, { clock, chain })
-  liar = await startChainSimulator(0, { clock, chain })
-  liar.lies.forgedValue = true
-  atV = await startChainSimulator(0, { clock, chain, lag: clock.height - V })
-  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 30_000, concurrency: 8 })
-  hashes = await verifiedHashes(honest.url, [V])
-  const { app } = await buildTestApp(t, { sim: atV })
-  base = await app.listen({ port: 0, host: '127.0.0.1' })
-})
-t.teardown(async () => { await Promise.all([client.close(), honest.close(), liar.close(), atV.close()]) })
+const { V, liar, atV, client, hashes, base } = await provingWorld(t)
+liar.lies.forgedValue = true
 t.afterEach(() => { atV.clearFaults() })
 
 const LATEST = provenRoute('/v1/epochs/latest') as ProvenRoute

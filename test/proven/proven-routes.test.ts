@@ -1,17 +1,11 @@
 import t from 'tap'
-import { ChainClient } from '../../src/chain/client.js'
 import { checkAnswer } from '../../src/proven/check-answer.js'
 import { proveRoute } from '../../src/proven/prove-route.js'
 import { proveValue, type StoreKey } from '../../src/proven/prove-value.js'
 import { PROVEN_ROUTES, provenRoute, type ProvenRoute, type RouteRequest } from '../../src/proven/proven-routes.js'
-import { BlockClock } from '../../harness/chain-simulator/block-clock.js'
-import { CREATED_AT } from '../../harness/chain-simulator/data/epochs.js'
 import { PARENT_GROUP } from '../../harness/chain-simulator/data/models.js'
-import { SignedChain } from '../../harness/chain-simulator/signed-chain.js'
-import { startChainSimulator, type ChainSimulator } from '../../harness/chain-simulator/simulator.js'
-import { buildTestApp } from '../fixtures/app.js'
+import { provingWorld } from '../fixtures/proven/proving-world.js'
 import { getJson } from '../fixtures/light/gateway-blocks.js'
-import { verifiedHashes } from '../fixtures/proven/verified-hashes.js'
 
 // Every proven route end to end over real sockets: edge-api's answer at V (a replica whose
 // node's head is V, served on a listening socket), the route's store values proven at V from
@@ -20,27 +14,7 @@ import { verifiedHashes } from '../fixtures/proven/verified-hashes.js'
 // proven read is forged; a node's lie on the REST read the answer was built from is a
 // mismatch, named by the field it changed.
 
-const clock = new BlockClock()
-// From below epoch 42's ActiveParticipants (CREATED_AT), whose block and validator set the participants route reads.
-const chain = new SignedChain({ firstHeight: CREATED_AT - 2 })
-const V = clock.height - 10
-let honest: ChainSimulator
-let liar: ChainSimulator
-let atV: ChainSimulator
-let client: ChainClient
-let hashes: Awaited<ReturnType<typeof verifiedHashes>>
-let base: string
-t.before(async () => {
-  honest = await startChainSimulator(0, { clock, chain })
-  liar = await startChainSimulator(0, { clock, chain })
-  // The node edge-api's answers are read from: its head is V, so every answer is V's.
-  atV = await startChainSimulator(0, { clock, chain, lag: clock.height - V })
-  client = new ChainClient({ baseUrl: [honest.url, liar.url], timeoutMs: 30_000, concurrency: 8 })
-  hashes = await verifiedHashes(honest.url, [V])
-  const { app } = await buildTestApp(t, { sim: atV })
-  base = await app.listen({ port: 0, host: '127.0.0.1' })
-})
-t.teardown(async () => { await Promise.all([client.close(), honest.close(), liar.close(), atV.close()]) })
+const { V, honest, liar, atV, client, hashes, base } = await provingWorld(t)
 t.afterEach(() => {
   liar.clearFaults()
   atV.clearFaults()
