@@ -105,10 +105,11 @@ export class ChainClient implements ChainReader {
     })
     this.verified = this.#cursor(options.verification, urls)
     const pollTimeoutMs = Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS)
+    const headMaxAgeMs = options.headMaxAgeMs ?? 1000
     this.heads = new ChainHeads({
       nodeCount: urls.length,
       maxLag: options.maxNodeLag ?? 2,
-      maxAgeMs: options.headMaxAgeMs ?? 1000,
+      maxAgeMs: headMaxAgeMs,
       poll: async (trace) => pollHeads({ nodes: this.#nodes, heads: this.heads, ask: async (node, trace) => this.#askHead(node, pollTimeoutMs, trace), told: this.verified === undefined ? undefined : (node, answer) => this.verified?.told(node, answer) }, trace),
       pollTimeoutMs,
       log: options.log,
@@ -133,7 +134,7 @@ export class ChainClient implements ChainReader {
     })
     this.#pinning = new Pinning({ heads: this.heads, answer: async (request) => this.#front.answer(request) })
     this.#unhedged = this.#unhedgedReader(NO_CONTEXT)
-    if (this.verified !== undefined) this.#pollForCursor(options.headMaxAgeMs ?? 1000)
+    if (this.verified !== undefined) this.#pollForCursor(headMaxAgeMs)
   }
 
   /** The cursor's reads are probes (outside the limiter, under the chain timeout); a liar is out of rotation. */
