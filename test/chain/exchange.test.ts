@@ -98,12 +98,21 @@ t.test('an answer exactly at the limit is read; a gateway error body over it is 
   await t.rejects(client.get(NODE), ChainAnswerTooLargeError)
 })
 
-t.test('a refused connection is ChainUnavailableError', async (t) => {
+t.test('a refused connection is ChainUnavailableError, and so is one reset as it opens', async (t) => {
+  // Port 1 on loopback: nothing listens there (a process of the suite cannot take it).
+  const refusing = new ChainClient({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 2000, concurrency: 1 })
+  t.teardown(async () => { await refusing.close() })
+  const refused = await refusing.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
+  t.ok(refused instanceof ChainUnavailableError)
+  t.match((refused.cause as { code?: string }).code, 'ECONNREFUSED')
+  // The simulator's refuse(): it holds its port and resets each connection.
   const { chain: client, sim } = await startChain(t)
   await sim.refuse()
-  const error = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
-  t.ok(error instanceof ChainUnavailableError)
-  t.match((error.cause as { code?: string }).code, /ECONNREFUSED/)
+  const reset = await client.get(NODE).catch((err: unknown) => err) as ChainUnavailableError
+  t.ok(reset instanceof ChainUnavailableError)
+  t.match((reset.cause as { code?: string }).code, 'ECONNRESET')
+  await sim.restore()
+  t.same(await client.get(NODE), NODE_INFO, 'answered again after restore()')
 })
 
 t.test('the observer is told every exchange: node (1-based), outcome and seconds', async (t) => {
