@@ -22,7 +22,7 @@ export interface HeavyClient {
   /** The loopback address it sends from. */
   readonly address: string
   readonly child: ChildProcess
-  /** Once every connection has had an answer (its connection storm over): it then runs its `seconds`. */
+  /** Once every connection has had an answer or been turned away (its connection storm over): it then runs its `seconds`. */
   readonly ready: Promise<void>
   /** Its totals over its `seconds` from ready, once it has run them and exited. */
   readonly totals: Promise<HeavyTotals>

@@ -45,7 +45,7 @@ export async function politeBesideHeavy (origin: string, connections: number, al
   onChild(() => heavy.child.kill('SIGKILL'))
   // Measured once its connections are open and each answered: the storm of thousands of
   // connections at once is the kernel's (the replica measured idle through most of it), apart.
-  await within(heavy.ready, 'every connection of the heavy client answered once', 60_000)
+  await within(heavy.ready, 'every connection of the heavy client answered or turned away once', 60_000)
   polite.stdin.write('go\n')
   const beside = JSON.parse((await within(lines.next(), 'the polite clients\' phase beside the heavy one', (besideS + 30) * 1000)).value as string) as Phase
   return { alone, beside, heavy: await within(heavy.totals, 'the heavy client\'s totals', 30_000) }
