@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ANSWER_LIE } from '../../src/proven/proven-answers.js'
 import { until } from '../../harness/wait.js'
+import { redisFor } from '../fixtures/redis.js'
 import { provingChain, type Read } from '../fixtures/proven/proven-replica.js'
 
 // Proven answers over real sockets (docs/verified-reads.md, "The modes"): replicas in each
@@ -152,4 +153,23 @@ t.test('headers: every node lying is served as the node said, marked unverified;
   for (const node of off.nodes) node.lies.forgedAnswers = true
   const plain = await off.read('/v1/epochs/latest')
   t.same([plain.status, plain.verification], [200, undefined])
+})
+
+t.test('answers, the shared tier: a pooled answer carries the X-Verification of the miss that built it', async (t) => {
+  const redis = await redisFor(t, 'a proven answer shared between two replicas')
+  if (redis === undefined) return
+  // A generous store deadline: on a loaded test machine 10 ms is the CPU's, not the store's.
+  const env = { EDGE_API_REDIS_URL: redis.url, EDGE_API_REDIS_TIMEOUT: '250ms' }
+  const [a, b] = [await replica('answers', env), await replica('answers', env)] as const
+  const ready = (line: { msg: string }): boolean => line.msg.startsWith('shared subscription up')
+  const named = (line: { msg: string }): boolean => line.msg.startsWith('shared answers named')
+  // Both replicas verified to the same V (the clock stopped: the head - 2), both in the pool.
+  const V = clock.height - 2
+  await until(() => [a, b].every((r) => r.service.chain.verified?.height === V && r.logs.some(ready) && r.logs.some(named)), 'both replicas at V and in the pool', { timeoutMs: 30_000, intervalMs: 50 })
+  const first = await a.read('/v1/pricing')
+  t.same([first.status, first.cache, first.height], [200, 'miss', V])
+  t.match(first.verification, VERIFIED)
+  await until(async () => (await (await redis.admin()).keys('edge-api:*:answer:*')).length > 0, 'the answer in the store')
+  const second = await b.read('/v1/pricing')
+  t.same([second.cache, second.verification, second.height, second.body], ['shared', first.verification, V, first.body], 'from the pool, with its verdict')
 })
