@@ -38,7 +38,7 @@ import { events } from './routes/v1/events.js'
 import { HeadFollower } from './waiting/head-follower.js'
 import { WaitQuota } from './waiting/wait-quota.js'
 import { verifiedHeight } from './http/verified-height.js'
-import { verificationHeader } from './proven/verification-header.js'
+import { provenAnswers, routeVerification } from './proven/proven-answers.js'
 import type { VerifyTuning } from './routes/v1/verify.js'
 
 export interface AppOptions {
@@ -66,9 +66,6 @@ export interface AppOptions {
   readonly rateCounter?: RateCounter | undefined
 }
 
-/** What every read answer says in EDGE_API_VERIFICATION=headers: its headers are verified, not its values. */
-const HEADERS_ONLY = verificationHeader({ kind: 'unverified', reason: 'headers-only' })
-
 /** Builds the edge-api Fastify app. Never listens and never touches process (see service.ts). */
 // The return type is inferred: it carries the TypeBox type provider.
 export async function buildApp (options: AppOptions) {
@@ -89,10 +86,21 @@ export async function buildApp (options: AppOptions) {
     if (options.readiness.draining) reply.header('connection', 'close')
     done(null, payload)
   })
-  // Latest answers say the verified height V (docs/verified-reads.md); no hook with verification off.
-  if (options.chain.verified !== undefined) app.addHook('onRoute', verifiedHeight(options.chain.verified, options.config.verification.mode === 'headers' ? HEADERS_ONLY : undefined))
+  registerVerification(app, options)
   await registerRoutes(app, options, shedding)
   return app
+}
+
+/**
+ * Verified reads (docs/verified-reads.md), no hook with verification off: latest answers say
+ * the verified height V and what they are; in answers and strict modes the proven routes
+ * answer proven (src/proven/proven-answers.ts) and strict refuses the others.
+ */
+function registerVerification (app: App, { config, chain, logger }: AppOptions): void {
+  const { mode } = config.verification
+  if (chain.verified === undefined) return
+  app.addHook('onRoute', verifiedHeight(chain.verified, (url) => routeVerification(mode, url)))
+  if (mode === 'answers' || mode === 'strict') app.addHook('onRoute', provenAnswers({ mode, chain, hashes: chain.verified, log: logger }))
 }
 
 /** The Fastify instance and its server options, no hook or route yet. */

@@ -5,6 +5,12 @@
 export interface Lies {
   /** abci_query answers carry a changed value with the proof of the true one, which does not verify. */
   forgedValue: boolean
+  /**
+   * The inference module's REST answers carry changed numbers (an epoch length, a unit of
+   * compute price, a model's context window: FORGED_FIELDS), its proofs the true values': an
+   * answer its own proofs contradict.
+   */
+  forgedAnswers: boolean
   /** From this height on, headers carry a changed app hash the validators never signed. */
   forgedAppHashFrom: number | undefined
   /** From this height on, the node serves a fork whose commits are signed by less than a third of the power. */
@@ -12,7 +18,7 @@ export interface Lies {
 }
 
 export function noLies (): Lies {
-  return { forgedValue: false, forgedAppHashFrom: undefined, forkFrom: undefined }
+  return { forgedValue: false, forgedAnswers: false, forgedAppHashFrom: undefined, forkFrom: undefined }
 }
 
 /** An app hash no validator signed: the true one with its first byte changed. */
@@ -29,4 +35,18 @@ export function forgeValue (body: unknown): unknown {
   const value = Buffer.from(answer.value, 'base64')
   const forged = Buffer.concat([value.subarray(0, -1), Buffer.of((value.at(-1) ?? 0) ^ 0x01)])
   return { ...answer, value: forged.toString('base64') }
+}
+
+/** The fields forgedAnswers changes, wherever they are in an inference REST answer: each one more than the truth. */
+export const FORGED_FIELDS: ReadonlySet<string> = new Set(['epoch_length', 'unit_of_compute_price', 'context_window'])
+
+/** An inference REST answer with every FORGED_FIELDS number one more (a copy; other answers as they are). */
+export function forgeAnswer (pathname: string, body: unknown): unknown {
+  return pathname.startsWith('/productscience/inference/') ? forged(body) : body
+}
+
+function forged (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(forged)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, FORGED_FIELDS.has(key) && /^\d+$/.test(String(field)) ? String(BigInt(String(field)) + 1n) : forged(field)]))
 }

@@ -7,6 +7,8 @@ export interface CachedAnswer {
   readonly contentType: string
   /** The tag of its key (conditional.ts's tagOf); a pooled answer's is replaced by this replica's own. */
   readonly etag: string
+  /** Its X-Verification (src/proven/), kept with it: a hit says what the miss that built it said. */
+  readonly verification?: string | undefined
 }
 
 /**
@@ -97,7 +99,7 @@ export class AnswerCache {
     this.#lru = new LRUCache<string, CachedAnswer>({
       maxSize: options.maxBytes,
       maxEntrySize: options.maxBytes,
-      sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + answer.etag.length + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (answer, key) => answer.body.length + key.length * 2 + answer.etag.length + (answer.verification?.length ?? 0) + ENTRY_OVERHEAD_BYTES,
       dispose: (_answer, _key, reason) => {
         if (reason === 'evict') this.observer?.cacheEvicted()
       }
@@ -161,7 +163,7 @@ export class AnswerCache {
     // A pool that fails says nothing: the read builds its answer.
     const found = await pool.find(key).catch(() => undefined)
     if (found === undefined || !TRUSTED_CONTENT_TYPES.has(found.contentType)) return undefined
-    return { body: found.body, contentType: found.contentType, etag: tagOf(key) }
+    return { body: found.body, contentType: found.contentType, etag: tagOf(key), verification: found.verification }
   }
 
   #fly (key: string): Flight {

@@ -3,6 +3,7 @@ import type { ChainClient } from '../chain/client.js'
 import type { ChainReader } from '../chain/types.js'
 import type { AnswerCache, Build, CacheObserver, CacheResult, CachedAnswer } from './answer-cache.js'
 import { answerKeyOf, keyAt, type KeyOf } from './answer-key.js'
+import { VERIFICATION_HEADER } from '../proven/verification-header.js'
 import { BLOCK_HEIGHT_HEADER, BodyTags, holdsAnswer, matchesTag, tagAnswer, tagOf } from './conditional.js'
 import { MinHeights } from './min-height.js'
 import { IMMUTABLE_CACHE_CONTROL, LATEST_CACHE_CONTROL, ReaderPin } from './pin.js'
@@ -13,6 +14,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the handler reads the chain with: pinned to the answer's height for latest-state routes. */
     chain: ChainReader
+  }
+  interface FastifyContextConfig {
+    /**
+     * A latest-state route whose answers are proven (src/proven/proven-answers.ts sets it with
+     * EDGE_API_VERIFICATION answers or strict): read, cached and tagged at the verified height
+     * V rather than the head, once V is known and meets the client's minimum.
+     */
+    atVerifiedHeight?: boolean
   }
 }
 
@@ -83,7 +92,7 @@ class AnswerHooks {
     if (answerClass === 'latest' || answerClass === 'fixed') {
       const declared = Object.keys((route.schema?.querystring as { properties?: object } | undefined)?.properties ?? {})
       const keyOf = answerKeyOf(route.url, paramSpellings(route.url), declared)
-      route.preHandler = [...[route.preHandler ?? []].flat(), this.#cachedRead(answerClass, route.url, keyOf)]
+      route.preHandler = [...[route.preHandler ?? []].flat(), this.#cachedRead(answerClass, route.url, keyOf, route.config?.atVerifiedHeight === true)]
       route.onSend = [(request, reply, payload, done) => { done(null, this.#built(request, reply, payload)) }, ...[route.onSend ?? []].flat()]
       return
     }
@@ -106,16 +115,19 @@ class AnswerHooks {
   // away, "Reply was already sent"). A hit at a fresh head is answered in this one call: no
   // promise, the key built once, the cache read once, no chain reader made. Only a read that
   // must wait (no fresh head, a minimum height, a miss) goes on asynchronously.
-  #cachedRead (answerClass: 'latest' | 'fixed', route: string, keyOf: KeyOf) {
+  #cachedRead (answerClass: 'latest' | 'fixed', route: string, keyOf: KeyOf, atVerifiedHeight: boolean) {
     const latest = answerClass === 'latest'
     return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-      const read: CachedRead = { base: keyOf(request), route, latest }
       if (!latest) {
         this.#pin.fixedHeaders(reply)
-        return settle(this.#read(request, reply, read, undefined, () => this.#pin.fixed(request)), done)
+        return settle(this.#read(request, reply, { base: keyOf(request), route, latest }, undefined, () => this.#pin.fixed(request)), done)
       }
       this.#pin.latestHeaders(reply)
-      const height = this.#pin.heightNow(request)
+      const verified = atVerifiedHeight ? this.#pin.verifiedHeight(request) : undefined
+      // A proven route read at the head (V not known yet, or below the client's minimum) is not
+      // proven: kept apart, so that once V reaches its height the proven answer is built.
+      const read: CachedRead = { base: atVerifiedHeight && verified === undefined ? `${keyOf(request)}${UNPROVEN_KEY}` : keyOf(request), route, latest }
+      const height = verified ?? this.#pin.heightNow(request)
       if (height !== undefined) return settle(this.#read(request, reply, read, height, () => this.#pin.at(request, height)), done)
       settle(this.#pinnedRead(request, reply, read), done)
     }
@@ -189,6 +201,7 @@ class AnswerHooks {
   #found (reply: FastifyReply, route: string, height: number | undefined, result: CacheResult, answer: CachedAnswer): Outcome {
     this.#result(reply, route, result)
     tagAnswer(reply, height, answer.etag)
+    if (answer.verification !== undefined) reply.header(VERIFICATION_HEADER, answer.verification)
     reply.type(answer.contentType).send(answer.body)
     return ANSWERED
   }
@@ -209,7 +222,8 @@ class AnswerHooks {
     const etag = tagOf(key)
     tagAnswer(reply, height, etag)
     // A handler's answer, serialized by its route's schema: a string.
-    const answer: CachedAnswer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag }
+    const verification = reply.getHeader(VERIFICATION_HEADER) as string | undefined
+    const answer: CachedAnswer = { body: Buffer.from(payload as string), contentType: String(reply.getHeader('content-type')), etag, verification }
     // Kept only by a build: a read without one had no cache, or no height to key it by.
     read.build?.finish(answer)
     // Built without knowing its height first (no cache, no fresh head): the tag is compared now.
@@ -227,6 +241,9 @@ class AnswerHooks {
     return reply.header(CACHE_HEADER, result)
   }
 }
+
+/** What a proven route's key gains when it is read at the head, unproven (never the key of its proven answer at that height). */
+const UNPROVEN_KEY = ' unproven'
 
 /** How a cacheable read's preHandler ended: answered (a hit, a 304), or on to its handler to build the answer. */
 const ANSWERED = 'answered'

@@ -58,6 +58,17 @@ export class ReaderPin {
     return this.#chain.heads.latestNow()
   }
 
+  /**
+   * The height a proven answer is served at (its route atVerifiedHeight): the verified height V
+   * when known and at least the client's minimum; undefined otherwise (then it is read as any
+   * latest-state answer, and says it is not verified).
+   */
+  verifiedHeight (request: FastifyRequest): number | undefined {
+    const verified = this.#chain.verified?.height
+    const minimum = minimumHeight(request.headers)
+    return verified === undefined || (minimum !== undefined && minimum > verified) ? undefined : verified
+  }
+
   /** The reader of a latest-state answer at `height` (heightNow's): made only when the answer is built. */
   at (request: FastifyRequest, height: number): ChainReader {
     return this.#kept(this.#chain.at(height, readContextOf(request)))

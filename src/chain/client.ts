@@ -187,13 +187,17 @@ export class ChainClient implements ChainReader {
   }
 
   /**
-   * Reads asked of node `index` (0-based, CHAIN_REST_URL's order) alone, with no failover or
-   * hedging, `context`'s: reads whose answer judges the node that gave it (a proof read,
-   * src/proven/). Limited, coalesced, timed out, counted and traced as every read.
+   * Reads of node `index` (CHAIN_REST_URL's order) alone, no failover or hedging, at `height` when given: reads whose
+   * answer judges the node that gave it (src/proven/). Limited, coalesced, timed out, counted and traced as every read.
    */
-  fromNode (index: number, context: ReadContext = NO_CONTEXT): ChainReader {
+  fromNode (index: number, context: ReadContext = NO_CONTEXT, height?: number): ChainReader {
     if (this.#nodes.all[index] === undefined) throw new RangeError(`no chain node ${index}; there are ${this.nodeCount}`)
-    return { height: undefined, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), hedged: false, node: index, trace: context.trace, client: context.client })).value }
+    return { height, get: async (path, query = {}) => (await this.#front.answer({ target: withQuery(path, query), height, hedged: false, node: index, trace: context.trace, client: context.client })).value }
+  }
+
+  /** The nodes (CHAIN_REST_URL indexes) in the order a read tries them now, a liar last; `lied(i)`: out of rotation, its URL when new (src/proven/). */
+  get rotation (): { readonly order: number[], readonly lied: (index: number) => string | undefined } {
+    return { order: this.#nodes.rotation(), lied: (index) => { const node = this.#nodes.all[index] as ChainNode; return this.#nodes.lying(node) ? node.url : undefined } }
   }
 
   #unhedgedReader (context: ReadContext): ChainReader {

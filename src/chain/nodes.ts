@@ -142,10 +142,20 @@ export class ChainNodes {
    * rotation until the process restarts, whatever it answers. Still asked after every other
    * node has been (a read that would fail anyway), as a down one is: with verification in
    * `headers` mode an answer is a node's word either way; the mode that refuses unverified
-   * answers is the answers' (docs/verified-reads.md).
+   * answers is the answers' (docs/verified-reads.md). True when it was not lying before (the
+   * caller logs the episode's one line).
    */
-  lying (node: ChainNode): void {
+  lying (node: ChainNode): boolean {
+    const news = !node.lying
     node.lying = true
+    return news
+  }
+
+  /** Every node's index in the order pick() would try them now. */
+  rotation (): number[] {
+    const tried = new Set<ChainNode>()
+    for (let node = this.pick(tried); node !== undefined; node = this.pick(tried)) tried.add(node)
+    return [...tried].map((node) => node.index)
   }
 
   /**

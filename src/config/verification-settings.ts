@@ -30,7 +30,7 @@ export const UNBONDING_PERIOD_MS = 21 * 24 * 3600 * 1000
 
 const INT64_MAX = 2n ** 63n - 1n
 
-/** The settings; a warning when a mode is asked for that this build cannot act on yet. */
+/** The settings; a warning when the mode refuses most answers (strict). */
 export function readVerificationSettings (settings: SettingReader<VerificationSettingKey>, warnings: string[]): VerificationSettings {
   const mode = verificationMode(settings)
   const trustingPeriodMs = settings.duration('EDGE_API_TRUSTING_PERIOD', (ms) => ms > 0 && ms < UNBONDING_PERIOD_MS
@@ -41,9 +41,9 @@ export function readVerificationSettings (settings: SettingReader<VerificationSe
   if (mode !== 'off') {
     if (height === undefined) throw required('EDGE_API_TRUST_HEIGHT', mode, 'the height of a header you trust, from a source other than the nodes you verify')
     if (hash === undefined) throw required('EDGE_API_TRUST_HASH', mode, 'the hash of the header at EDGE_API_TRUST_HEIGHT, 64 hex digits')
-    // The cursor follows the headers (src/light/cursor.ts); proven answers are not built yet
-    // (docs/verified-reads.md): say so rather than let the operator believe answers are.
-    if (mode !== 'headers') warnings.push(`EDGE_API_VERIFICATION=${mode}: this build follows and verifies the chain's headers (X-Verified-Height) but does not prove answers yet, so every answer is still a node's word (docs/verified-reads.md)`)
+    // Only a few routes' answers can be proven (src/proven/proven-routes.ts): strict refuses
+    // every other latest-state route, which an operator must know before choosing it.
+    if (mode === 'strict') warnings.push('EDGE_API_VERIFICATION=strict: only the proven routes (/v1/epochs/latest, /v1/models, /v1/pricing) are served; every other latest-state /v1 route answers 503, and so does each proven one until the verified height is known (docs/verified-reads.md, "The modes")')
   }
   return { mode, trustRoot: height === undefined || hash === undefined ? undefined : { height, hash }, trustingPeriodMs }
 }

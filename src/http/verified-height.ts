@@ -6,9 +6,10 @@ import { VERIFICATION_HEADER } from '../proven/verification-header.js'
 // X-Verified-Height (docs/verified-reads.md): a latest-state answer (one that says its
 // X-Block-Height) also says V, the newest height this replica's light client has verified,
 // so a client sees how far the answer's height is from what is proven. Not sent while V is
-// unknown, nor with verification off (no hook at all then). With EDGE_API_VERIFICATION=headers
-// the same answers also say what they are not: X-Verification `unverified; reason="headers-only"`
-// (src/proven/answer-policy.ts), since that mode proves no answer.
+// unknown, nor with verification off (no hook at all then). The same answers also say what
+// they are when the mode gives every answer of their route one X-Verification
+// (src/proven/proven-answers.ts, routeVerification): `headers-only` in headers mode, `route`
+// for the routes that are not proven in answers mode; a proven route's answer says its own.
 
 export const VERIFIED_HEIGHT_HEADER = 'x-verified-height'
 
@@ -17,18 +18,19 @@ type OnSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, d
 /**
  * The onRoute hook that gives each route, last among its onSend hooks, the one adding
  * X-Verified-Height: the answer cache sets X-Block-Height in the route's own onSend
- * (src/cache/http-cache.ts), which runs after every app-wide one. `verification`: the
- * X-Verification value of those answers, when the mode gives every answer one.
+ * (src/cache/http-cache.ts), which runs after every app-wide one. `verificationOf`: the
+ * X-Verification value of a route's answers, when its mode gives them all one.
  */
-export function verifiedHeight (cursor: VerifiedCursor, verification?: string): (route: RouteOptions) => void {
-  const onSend: OnSend = (_request, reply, payload, done) => {
-    const verified = cursor.height
-    const read = reply.hasHeader(BLOCK_HEIGHT_HEADER)
-    if (verified !== undefined && read) reply.header(VERIFIED_HEIGHT_HEADER, String(verified))
-    if (verification !== undefined && read) reply.header(VERIFICATION_HEADER, verification)
-    done(null, payload)
-  }
+export function verifiedHeight (cursor: VerifiedCursor, verificationOf: (url: string) => string | undefined): (route: RouteOptions) => void {
   return (route) => {
+    const verification = verificationOf(route.url)
+    const onSend: OnSend = (_request, reply, payload, done) => {
+      const verified = cursor.height
+      const read = reply.hasHeader(BLOCK_HEIGHT_HEADER)
+      if (verified !== undefined && read) reply.header(VERIFIED_HEIGHT_HEADER, String(verified))
+      if (verification !== undefined && read) reply.header(VERIFICATION_HEADER, verification)
+      done(null, payload)
+    }
     route.onSend = [...[route.onSend ?? []].flat(), onSend as never]
   }
 }

@@ -35,15 +35,28 @@ export interface JudgedAnswer<A> {
 
 /**
  * Asks `nodes` in turn with `judge` until one's answer is not a lie; each liar is told to
- * `onLie` (out of rotation). Every node lying: `failed`, no answer, the last lie the detail.
+ * `onLie` (out of rotation). A node whose read fails with an error `passesOver` (it is down,
+ * timed out, refused its own proof) is passed over too, not named: the next node is asked.
+ * Every node lying: `failed`, no answer, the last lie the detail; a node failed among them:
+ * its error, thrown (the read failed, as an unproven one would; nothing forged is served).
  */
-export async function firstHonestAnswer<A> (nodes: readonly number[], judge: (node: number) => Promise<JudgedAnswer<A>>, onLie: (node: number, detail: string) => void): Promise<{ readonly answer: A | undefined, readonly outcome: ProvingOutcome }> {
+export async function firstHonestAnswer<A> (nodes: readonly number[], judge: (node: number) => Promise<JudgedAnswer<A>>, onLie: (node: number, detail: string) => void, passesOver: (err: unknown) => boolean = () => false): Promise<{ readonly answer: A | undefined, readonly outcome: ProvingOutcome }> {
   let detail = 'no chain node to ask'
+  let failure: { readonly error: unknown } | undefined
   for (const node of nodes) {
-    const { answer, proof } = await judge(node)
+    let judged: JudgedAnswer<A>
+    try {
+      judged = await judge(node)
+    } catch (error) {
+      if (!passesOver(error)) throw error
+      failure = { error }
+      continue
+    }
+    const { answer, proof } = judged
     if (proof.kind !== 'lie') return { answer, outcome: proof }
     onLie(node, proof.detail)
     detail = proof.detail
   }
+  if (failure !== undefined) throw failure.error
   return { answer: undefined, outcome: { kind: 'failed', detail } }
 }

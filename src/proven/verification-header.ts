@@ -9,9 +9,10 @@ export const VERIFICATION_HEADER = 'x-verification'
  * Why an answer is not verified: `range` its route serves a list the SDK cannot prove
  * complete; `not-yet` no verified header commits to its height yet; `pruned` no node asked
  * still holds that height's state; `headers-only` the replica verifies headers, not answers
- * (EDGE_API_VERIFICATION=headers).
+ * (EDGE_API_VERIFICATION=headers); `route` its route is not a proven one (proven-routes.ts:
+ * a balance, a list, a sum, an answer built from many reads).
  */
-export type UnverifiedReason = 'range' | 'not-yet' | 'pruned' | 'headers-only'
+export type UnverifiedReason = 'range' | 'not-yet' | 'pruned' | 'headers-only' | 'route'
 
 export type Verification =
   /** Proven: every store value the answer derives from verified against a verified app hash, and the answer checked against them. */

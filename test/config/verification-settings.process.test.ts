@@ -25,10 +25,10 @@ t.test('a bad verification setting: exit 1 with one line naming the variable', a
   }))
 })
 
-t.test('a mode with its root boots, warning that answers are not verified yet', async (t) => {
+t.test('strict with its root boots, warning that it refuses every route that is not proven', async (t) => {
   const main = startMain({ ...NODE, EDGE_API_PORT: '0', EDGE_API_HOST: '127.0.0.1', EDGE_API_VERIFICATION: 'strict', EDGE_API_TRUST_HEIGHT: '7', EDGE_API_TRUST_HASH: HASH })
   t.teardown(() => main.child.kill('SIGKILL'))
   const warning = await main.waitFor('configuration warning')
-  t.match(warning, { level: 40, warning: /^EDGE_API_VERIFICATION=strict: this build follows and verifies the chain's headers .* does not prove answers yet/ })
+  t.match(warning, { level: 40, warning: /^EDGE_API_VERIFICATION=strict: only the proven routes .* every other latest-state \/v1 route answers 503/ })
   await main.waitFor('listening')
 })

@@ -52,3 +52,17 @@ t.test('failover: the liar named once and passed over, the honest node\'s answer
   t.match(onlyLiar.outcome, { kind: 'failed', detail: /^a forged proof: / })
   t.same(await firstHonestAnswer([], judge, () => {}), { answer: undefined, outcome: { kind: 'failed', detail: 'no chain node to ask' } })
 })
+
+t.test('a node whose read fails is passed over when the caller says so, never named a liar; its error thrown when no node answers', async (t) => {
+  const down = new Error('node 2 down')
+  const judge = async (node: number): Promise<{ answer: number, proof: AnswerProof }> => {
+    if (node === 2) throw down
+    return { answer: node, proof: node === 1 ? { kind: 'lie', detail: 'forged' } : { kind: 'verified', keys: 1 } }
+  }
+  const lies: number[] = []
+  const onLie = (node: number): void => { lies.push(node) }
+  t.same(await firstHonestAnswer([2, 0], judge, onLie, () => true), { answer: 0, outcome: { kind: 'verified', keys: 1 } })
+  await t.rejects(firstHonestAnswer([1, 2], judge, onLie, () => true), down, 'a liar and a node down: the error, never the lie')
+  await t.rejects(firstHonestAnswer([2, 0], judge, onLie), down, 'by default an error ends the read')
+  t.same(lies, [1], 'only the liar named')
+})

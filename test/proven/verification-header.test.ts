@@ -8,5 +8,6 @@ t.test('each X-Verification value, as a client reads it', async (t) => {
   t.equal(verificationHeader({ kind: 'unverified', reason: 'not-yet' }), 'unverified; reason="not-yet"')
   t.equal(verificationHeader({ kind: 'unverified', reason: 'pruned' }), 'unverified; reason="pruned"')
   t.equal(verificationHeader({ kind: 'unverified', reason: 'headers-only' }), 'unverified; reason="headers-only"')
+  t.equal(verificationHeader({ kind: 'unverified', reason: 'route' }), 'unverified; reason="route"')
   t.equal(verificationHeader({ kind: 'failed' }), 'failed')
 })

@@ -13,6 +13,12 @@ t.test('sealed and opened: the same bytes and content type, and no ETag in the v
     t.same(seal.decode('k@7', value), json)
     t.equal(value.split('\n').length, 3, 'content type, digest, body')
   }
+  const verified = { ...json, verification: 'verified; keys=5' }
+  const seal = new AnswerSeal('sixteen chars ok')
+  const value = seal.encode('k@7', verified)
+  t.same(seal.decode('k@7', value), verified, 'an answer\'s X-Verification travels with it')
+  t.equal(seal.decode('k@7', value.replace('verified; keys=5', 'verified; keys=6')), undefined, 'under the digest: another X-Verification is a miss')
+  t.equal(seal.decode('k@7', value.replace('\tverified; keys=5', '')), undefined, 'and so is one taken away')
   t.same([...SHARED_CONTENT_TYPES], ['application/json; charset=utf-8', 'text/plain; charset=utf-8'])
 })
 
