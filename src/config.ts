@@ -77,7 +77,9 @@ export const SETTINGS = {
   EDGE_API_TRUST_HEIGHT: { unset: 'none' },
   EDGE_API_TRUST_HASH: { unset: 'none' },
   /** How long a verified header vouches for what follows; below the chain's 21-day unbonding period. */
-  EDGE_API_TRUSTING_PERIOD: { default: '336h' }
+  EDGE_API_TRUSTING_PERIOD: { default: '336h' },
+  /** Each node's CometBFT RPC base URL, in CHAIN_REST_URL's order: the newest header verified with its seen commit (V = L - 1). */
+  EDGE_API_CHAIN_RPC_URL: { unset: 'none' }
 } as const satisfies Record<string, Setting>
 
 export type ConfigKey = keyof typeof SETTINGS
@@ -123,8 +125,9 @@ export interface Config extends ListenerSettings, ChainSettings, StoreSettings {
 export function loadConfig (env: Env): Config {
   const settings = settingReader(env, CONFIG_DEFAULTS)
   const warnings: string[] = []
+  const chain = readChainSettings(settings, warnings)
   return {
-    ...readChainSettings(settings, warnings),
+    ...chain,
     ...readListenerSettings(settings),
     cacheBytes: settings.byteSize('EDGE_API_CACHE_SIZE', 0, MAX_CACHE_SIZE,
       `must be a number of bytes with an optional KiB or MiB suffix (example: 64MiB), at most ${formatByteSize(MAX_CACHE_SIZE)}, or 0 for no answer cache`),
@@ -135,7 +138,7 @@ export function loadConfig (env: Env): Config {
     ...readStoreSettings(settings),
     edge: readEdgeSettings(settings),
     waiting: readWaitingLimits(settings),
-    verification: readVerificationSettings(settings, warnings),
+    verification: readVerificationSettings(settings, warnings, chain.chainRestUrls.length),
     warnings
   }
 }

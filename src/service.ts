@@ -125,8 +125,8 @@ function createChainClient (options: ServiceOptions, metrics: Metrics | undefine
 
 /** The verified-height cursor's settings when EDGE_API_VERIFICATION is not off (the trust root is then always set). */
 function verificationOptions (config: Config, log: Logger): VerificationOptions | undefined {
-  const { mode, trustRoot, trustingPeriodMs } = config.verification
-  return mode === 'off' || trustRoot === undefined ? undefined : { root: trustRoot, trustingPeriodMs, log }
+  const { mode, trustRoot, trustingPeriodMs, rpcUrls } = config.verification
+  return mode === 'off' || trustRoot === undefined ? undefined : { root: trustRoot, trustingPeriodMs, log, rpcUrls }
 }
 
 /** The gauges the metrics read at scrape time, from the parts that hold them. */

@@ -1,13 +1,16 @@
 import type { Commit, Header } from '../../src/cometbft/types.js'
 import { blockJson, rfc3339, validatorSetJson } from './chain-json.js'
 import { forgedAppHash, type Lies } from './lies.js'
-import { GatewayError, type SimHeights } from './route.js'
+import { GatewayError, RpcError, type SimHeights } from './route.js'
 import type { SignedChain } from './signed-chain.js'
 
 // A node's answers from the signed chain (signed-chain.ts), with its lies (lies.ts): the
 // blocks and validator sets of cosmos.base.tendermint.v1beta1, as edge-api's head poll and a
 // light client read them, and CometBFT RPC's /commit?height= (the signed header with the
-// commit for its own height, which the REST block of the height above carries only later).
+// commit for its own height, which the REST block of the height above carries only later)
+// and /validators?height=&page=&per_page= (CometBFT 0.38's JSON-RPC over GET, rpc/core:
+// {"jsonrpc":"2.0","id":-1,"result":…}, an error as status 500 with its `error`). A real node
+// serves its RPC on another port (26657); here one server answers both.
 // Blocks before the chain's first height + 1 are not available, as on a pruned node (the
 // first block's last commit is not the chain's).
 
@@ -29,6 +32,7 @@ export function chainAnswer (chain: SignedChain, lies: Lies, pathname: string, u
     return height instanceof GatewayError ? height : validatorSetJson(height, chain.validatorSet(height), url)
   }
   if (pathname === '/commit') return rpcCommit(chain, lies, url, heights)
+  if (pathname === '/validators') return rpcValidators(chain, url, heights)
   return undefined
 }
 
@@ -51,10 +55,45 @@ function heightOf (text: string, chain: SignedChain, { head, lowest }: SimHeight
 
 /** CometBFT RPC /commit: JSON-RPC, CometBFT's own JSON (hex hashes); canonical once the block above has it. */
 function rpcCommit (chain: SignedChain, lies: Lies, url: URL, heights: SimHeights): unknown {
-  const height = heightOf(url.searchParams.get('height') ?? 'latest', chain, heights)
-  if (height instanceof GatewayError) return { jsonrpc: '2.0', id: -1, error: { code: -32603, message: 'Internal error', data: height.message } }
+  const height = rpcHeightOf(url, heights.head, chain, heights)
+  if (height instanceof RpcError) return height
   const { header, commit } = chain.block(height, lies.forkFrom)
   return { jsonrpc: '2.0', id: -1, result: { signed_header: { header: cometHeader(told(header, lies)), commit: cometCommit(commit) }, canonical: height < heights.head } }
+}
+
+/**
+ * CometBFT RPC /validators (rpc/core/consensus.go): the set at a height up to the head + 1 (the
+ * next set is known once the head is committed), `per_page` of them (30 by default, 100 at
+ * most) from 1-based `page`, its count and the set's total as decimal strings (cmtjson).
+ */
+function rpcValidators (chain: SignedChain, url: URL, heights: SimHeights): unknown {
+  const height = rpcHeightOf(url, heights.head + 1, chain, heights)
+  if (height instanceof RpcError) return height
+  const set = chain.validatorSet(height).validators
+  const perPage = Math.min(Math.max(Number(url.searchParams.get('per_page') ?? 30) || 30, 1), 100)
+  const pages = Math.max(1, Math.ceil(set.length / perPage))
+  const page = Number(url.searchParams.get('page') ?? 1)
+  if (!Number.isInteger(page) || page < 1 || page > pages) return new RpcError(`page should be within [1, ${pages}] range, given ${page}`)
+  const validators = set.slice((page - 1) * perPage, page * perPage).map((v) => ({
+    address: hex(v.address),
+    pub_key: { type: 'tendermint/PubKeyEd25519', value: Buffer.from(v.pubKey).toString('base64') },
+    voting_power: String(v.votingPower),
+    proposer_priority: '0'
+  }))
+  return { jsonrpc: '2.0', id: -1, result: { block_height: String(height), validators, count: String(validators.length), total: String(set.length) } }
+}
+
+/** The `height` parameter of an RPC call answered up to `latest` (its default), refused in CometBFT's words (rpc/core/env.go, getHeight). */
+function rpcHeightOf (url: URL, latest: number, chain: SignedChain, { lowest }: SimHeights): number | RpcError {
+  const text = url.searchParams.get('height')
+  if (text === null) return latest
+  const height = Number(text)
+  if (!Number.isSafeInteger(height)) return new RpcError(`error converting http params to arguments: ${JSON.stringify(text)} is not an integer`)
+  if (height <= 0) return new RpcError(`height must be greater than 0, but got ${height}`)
+  if (height > latest) return new RpcError(`height ${height} must be less than or equal to the current blockchain height ${latest}`)
+  const base = Math.max(lowest, chain.firstHeight + 1)
+  if (height < base) return new RpcError(`height ${height} is not available, lowest height is ${base}`)
+  return height
 }
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex').toUpperCase()

@@ -10,6 +10,7 @@ import { ChainNodes, type ChainNode, type NodeLog } from './nodes.js'
 import { LATEST_BLOCK_PATH, NODE_INFO_PATH, withQuery } from './paths.js'
 import { HEAD_POLL_TIMEOUT_MS, Pinning, pollHeads } from './pinning.js'
 import { ReadFront } from './read-front.js'
+import { RpcEndpoints } from './rpc-endpoints.js'
 import { NO_CONTEXT, NO_OBSERVER, type Answer, type ChainObserver, type ChainReader, type ChainTrace, type ChainTracer, type Query, type ReadContext, type ReadRequest } from './types.js'
 
 export type { VerificationOptions } from '../light/cursor.js'
@@ -83,6 +84,8 @@ export class ChainClient implements ChainReader {
   readonly #front: ReadFront
   readonly #pinning: Pinning
   readonly #unhedged: ChainReader
+  /** The nodes' CometBFT RPC endpoints, read by the cursor alone (EDGE_API_CHAIN_RPC_URL); undefined when none. */
+  #rpc: RpcEndpoints | undefined
   #closed = false
   #stopPolling: () => void = () => {}
 
@@ -103,7 +106,7 @@ export class ChainClient implements ChainReader {
       backoff: options.nodeBackoff,
       clock: this.clock
     })
-    this.verified = this.#cursor(options.verification, urls)
+    this.verified = this.#cursor(options.verification, urls, maxResponseBytes)
     const pollTimeoutMs = Math.min(this.#timeoutMs, HEAD_POLL_TIMEOUT_MS)
     const headMaxAgeMs = options.headMaxAgeMs ?? 1000
     this.heads = new ChainHeads({
@@ -137,10 +140,11 @@ export class ChainClient implements ChainReader {
     if (this.verified !== undefined) this.#pollForCursor(headMaxAgeMs)
   }
 
-  /** The cursor's reads are probes (outside the limiter, under the chain timeout); a liar is out of rotation. */
-  #cursor (verification: VerificationOptions | undefined, urls: readonly string[]): VerifiedCursor | undefined {
+  /** The cursor's reads are probes (outside the limiter, under the chain timeout), its RPC reads too; a liar is out of rotation. */
+  #cursor (verification: VerificationOptions | undefined, urls: readonly string[], maxResponseBytes: number): VerifiedCursor | undefined {
     if (verification === undefined) return undefined
-    return followingCursor(verification, urls, async (node, path) => this.probe(path, this.#timeoutMs, node), (node) => { this.#nodes.lying(this.#nodes.all[node] as ChainNode) })
+    this.#rpc = RpcEndpoints.create(verification.rpcUrls, maxResponseBytes)
+    return followingCursor(verification, urls, async (node, path) => this.probe(path, this.#timeoutMs, node), (node) => { this.#nodes.lying(this.#nodes.all[node] as ChainNode) }, this.#rpc?.reads(this.#deadlines, this.#timeoutMs))
   }
 
   /** A verifying replica also polls every EDGE_API_HEAD_MAX_AGE while idle, so V keeps up without traffic (joins a round in flight). */
@@ -269,7 +273,7 @@ export class ChainClient implements ChainReader {
   async close (): Promise<void> {
     this.#closed = true
     this.#stopPolling()
-    await this.#nodes.close()
+    await Promise.all([this.#nodes.close(), this.#rpc?.close()])
   }
 
   /**

@@ -98,8 +98,8 @@ function chainRestUrls ({ read, invalid }: SettingReader<ChainSettingKey>, warni
   return [derived]
 }
 
-/** The normalised base URL (no trailing slash), or undefined when it is not an http(s) base URL. */
-function baseUrl (text: string): string | undefined {
+/** The normalised base URL (no trailing slash), or undefined when it is not an http(s) base URL (also EDGE_API_CHAIN_RPC_URL's entries). */
+export function baseUrl (text: string): string | undefined {
   let url: URL
   try {
     url = new URL(text)

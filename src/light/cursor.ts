@@ -3,7 +3,7 @@ import { BISECTION_LIMITS, verifyToTarget, type BisectionLimits } from './bisect
 import { gatewayBlock, type GatewayBlock } from './gateway-json.js'
 import { headerHash } from './header-hash.js'
 import { followerOptions, trustedStateOf, type LightBlock, type LightOptions, type TrustedState } from './light-block.js'
-import { LightReader, type NodeGet } from './light-reader.js'
+import { LightReader, type NodeGet, type NodeRpc } from './light-reader.js'
 import { trustFromRoot, type TrustRoot } from './trust-root.js'
 import { Witnesses } from './witnesses.js'
 
@@ -17,6 +17,8 @@ import { Witnesses } from './witnesses.js'
 //
 // V, the newest height whose state is verified, is the verified header's height - 1: a
 // header's app_hash is the state after the block before it. With REST nodes only, V = L - 2.
+// A node with a CometBFT RPC endpoint (EDGE_API_CHAIN_RPC_URL) gives header L with the commit
+// it has seen (RPC /commit): L itself is verified, and V = L - 1.
 //
 // The nodes are witnesses of each other (witnesses.ts): a node whose header does not verify,
 // or differs from a header verified at its height, is lying: one error line naming it and the
@@ -52,16 +54,18 @@ export interface VerificationOptions {
   readonly trustingPeriodMs: number
   /** Where the cursor's lines go: a lying node's is an error. */
   readonly log: CursorLog
+  /** Each node's CometBFT RPC base URL, by the nodes' order (undefined: none). @default none */
+  readonly rpcUrls?: ReadonlyArray<string | undefined> | undefined
 }
 
-/** The cursor over a chain client's nodes (`urls`), reading them with `get`, on the wall clock. */
-export function followingCursor (verification: VerificationOptions, urls: readonly string[], get: NodeGet, onLying: (node: number) => void): VerifiedCursor {
+/** The cursor over a chain client's nodes (`urls`), reading their gateways with `get` and their RPC endpoints with `rpc`, on the wall clock. */
+export function followingCursor (verification: VerificationOptions, urls: readonly string[], get: NodeGet, onLying: (node: number) => void, rpc?: NodeRpc): VerifiedCursor {
   return new VerifiedCursor({
     nodeCount: urls.length,
     urls,
     root: verification.root,
     light: followerOptions(verification.trustingPeriodMs),
-    reader: new LightReader(get),
+    reader: new LightReader(get, rpc),
     now: () => timestampOfMs(Date.now()),
     log: verification.log,
     onLying
@@ -177,7 +181,8 @@ export class VerifiedCursor {
     recent.set(header.height, block)
     for (const height of recent.keys()) if (height <= header.height - BigInt(KEPT_BLOCKS)) recent.delete(height)
     const trusted = this.#trusted ?? await this.#fromRoot(node)
-    const target = header.height - 1n
+    // The newest header whose commit this node gives: its latest with its RPC's seen commit, else the one below.
+    const target = this.#options.reader.seesHeadCommit(node) ? header.height : header.height - 1n
     if (trusted === undefined || target <= trusted.header.height) return
     const options = this.#options
     const outcome = await verifyToTarget(trusted, target, options.reader.fetcher(node, recent), options.now(), options.light, options.limits ?? BISECTION_LIMITS)

@@ -8,8 +8,9 @@ import type { VerifiedCursor } from './cursor.js'
 /**
  * Blocks between V and the best head beyond which a `strict` replica is not ready. V is two
  * blocks behind with REST nodes (the commit for header L arrives with block L + 1, and
- * header L - 1's app hash is the state of L - 2); the head poll runs every half
- * EDGE_API_HEAD_MAX_AGE, so a following replica is 2 to 3 behind. 10 (about a minute of
+ * header L - 1's app hash is the state of L - 2), one with their CometBFT RPC (its /commit
+ * gives L's seen commit); the head poll runs every half EDGE_API_HEAD_MAX_AGE, so a following
+ * replica is 2 to 3 behind (1 to 2). 10 (about a minute of
  * gonka's 5-6 s blocks) is a cursor that stopped (every node lying, an expired root, nodes
  * that cannot serve the blocks), not one that is slow.
  */

@@ -25,31 +25,43 @@ type Json = Record<string, unknown>
 
 /** GetBlockByHeight / GetLatestBlock's answer. */
 export function gatewayBlock (answer: unknown): GatewayBlock {
-  const block = object(object(answer, 'answer').block, 'block')
-  const h = object(block.header, 'block.header')
-  const version = object(h.version, 'block.header.version')
-  const time = typeof h.time === 'string' ? parseTimestamp(h.time) : undefined
-  if (time === undefined) throw new LightJsonError('block.header.time: must be an RFC 3339 time')
-  const header: Header = {
-    version: { block: int(version.block, 'block.header.version.block'), app: int(version.app ?? '0', 'block.header.version.app') },
-    chainId: text(h.chain_id, 'block.header.chain_id'),
-    height: int(h.height, 'block.header.height'),
-    time,
-    lastBlockId: blockId(h.last_block_id, 'block.header.last_block_id'),
-    lastCommitHash: bytes(h.last_commit_hash, 'block.header.last_commit_hash'),
-    dataHash: bytes(h.data_hash, 'block.header.data_hash'),
-    validatorsHash: bytes(h.validators_hash, 'block.header.validators_hash'),
-    nextValidatorsHash: bytes(h.next_validators_hash, 'block.header.next_validators_hash'),
-    consensusHash: bytes(h.consensus_hash, 'block.header.consensus_hash'),
-    appHash: bytes(h.app_hash, 'block.header.app_hash'),
-    lastResultsHash: bytes(h.last_results_hash, 'block.header.last_results_hash'),
-    evidenceHash: bytes(h.evidence_hash, 'block.header.evidence_hash'),
-    proposerAddress: bytes(h.proposer_address, 'block.header.proposer_address')
-  }
+  const block = jsonObject(jsonObject(answer, 'answer').block, 'block')
+  const header = headerOf(block.header, 'block.header', 'protojson')
   try {
     return { header, lastCommit: decodeBlockJson(block).lastCommit }
   } catch (err) {
     throw new LightJsonError(`block.${(err as Error).message}`)
+  }
+}
+
+/**
+ * How bytes are written: the gateway's protojson (base64, `part_set_header`) or CometBFT's
+ * own JSON, which its RPC writes (hashes and addresses as hex, `parts`: rpc-light-json.ts).
+ */
+export type LightJsonEncoding = 'protojson' | 'cometbft'
+
+/** A header in either encoding; every field read, none defaulted but the app version (0, as Go's zero). */
+export function headerOf (value: unknown, path: string, encoding: LightJsonEncoding): Header {
+  const h = jsonObject(value, path)
+  const version = jsonObject(h.version, `${path}.version`)
+  const time = typeof h.time === 'string' ? parseTimestamp(h.time) : undefined
+  if (time === undefined) throw new LightJsonError(`${path}.time: must be an RFC 3339 time`)
+  const b = (field: string): Uint8Array => bytes(h[field], `${path}.${field}`, encoding)
+  return {
+    version: { block: decimal(version.block, `${path}.version.block`), app: decimal(version.app ?? '0', `${path}.version.app`) },
+    chainId: text(h.chain_id, `${path}.chain_id`),
+    height: decimal(h.height, `${path}.height`),
+    time,
+    lastBlockId: blockId(h.last_block_id, `${path}.last_block_id`, encoding),
+    lastCommitHash: b('last_commit_hash'),
+    dataHash: b('data_hash'),
+    validatorsHash: b('validators_hash'),
+    nextValidatorsHash: b('next_validators_hash'),
+    consensusHash: b('consensus_hash'),
+    appHash: b('app_hash'),
+    lastResultsHash: b('last_results_hash'),
+    evidenceHash: b('evidence_hash'),
+    proposerAddress: b('proposer_address')
   }
 }
 
@@ -60,15 +72,13 @@ export interface ValidatorPage {
 }
 
 export function validatorPage (answer: unknown): ValidatorPage {
-  const page = object(answer, 'answer')
+  const page = jsonObject(answer, 'answer')
   if (!Array.isArray(page.validators)) throw new LightJsonError('validators: must be an array')
   const validators = page.validators.map((v: unknown, i) => {
-    const validator = object(v, `validators[${i}]`)
-    return { pubKey: bytes(object(validator.pub_key, `validators[${i}].pub_key`).key, `validators[${i}].pub_key.key`), votingPower: int(validator.voting_power, `validators[${i}].voting_power`) }
+    const validator = jsonObject(v, `validators[${i}]`)
+    return { pubKey: bytes(jsonObject(validator.pub_key, `validators[${i}].pub_key`).key, `validators[${i}].pub_key.key`, 'protojson'), votingPower: decimal(validator.voting_power, `validators[${i}].voting_power`) }
   })
-  const total = Number(object(page.pagination, 'pagination').total)
-  if (!Number.isSafeInteger(total) || total < 0) throw new LightJsonError('pagination.total: must be a count')
-  return { validators, total }
+  return { validators, total: count(jsonObject(page.pagination, 'pagination').total, 'pagination.total') }
 }
 
 /** The set the pages make, refused as CometBFT refuses one (a duplicate, a zero power, a key of the wrong size). */
@@ -80,15 +90,16 @@ export function validatorSetOf (inputs: readonly ValidatorInput[]): ValidatorSet
   }
 }
 
-function blockId (value: unknown, path: string): BlockId {
-  const id = object(value, path)
-  const parts = object(id.part_set_header, `${path}.part_set_header`)
+function blockId (value: unknown, path: string, encoding: LightJsonEncoding): BlockId {
+  const id = jsonObject(value, path)
+  const partsKey = encoding === 'protojson' ? 'part_set_header' : 'parts'
+  const parts = jsonObject(id[partsKey], `${path}.${partsKey}`)
   const total = Number(parts.total ?? 0)
-  if (!Number.isInteger(total) || total < 0 || total > 2 ** 32 - 1) throw new LightJsonError(`${path}.part_set_header.total: must be a uint32`)
-  return { hash: bytes(id.hash, `${path}.hash`), partSetHeader: { total, hash: bytes(parts.hash, `${path}.part_set_header.hash`) } }
+  if (!Number.isInteger(total) || total < 0 || total > 2 ** 32 - 1) throw new LightJsonError(`${path}.${partsKey}.total: must be a uint32`)
+  return { hash: bytes(id.hash, `${path}.hash`, encoding), partSetHeader: { total, hash: bytes(parts.hash, `${path}.${partsKey}.hash`, encoding) } }
 }
 
-function object (value: unknown, path: string): Json {
+export function jsonObject (value: unknown, path: string): Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LightJsonError(`${path}: must be an object`)
   return value as Json
 }
@@ -98,15 +109,27 @@ function text (value: unknown, path: string): string {
   return value
 }
 
-function int (value: unknown, path: string): bigint {
+/** A 64-bit integer as both JSONs write it: a decimal string. */
+export function decimal (value: unknown, path: string): bigint {
   if (typeof value === 'string' && /^\d{1,19}$/.test(value)) return BigInt(value)
   throw new LightJsonError(`${path}: must be a decimal string`)
 }
 
-/** protojson bytes: base64, empty when absent or null. */
-function bytes (value: unknown, path: string): Uint8Array {
+/** A count (a page's total), a decimal string or a number. */
+export function count (value: unknown, path: string): number {
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n < 0 || (typeof value !== 'string' && typeof value !== 'number')) throw new LightJsonError(`${path}: must be a count`)
+  return n
+}
+
+/** Bytes: base64 (protojson) or hex (CometBFT's JSON); empty when absent or null. */
+export function bytes (value: unknown, path: string, encoding: LightJsonEncoding): Uint8Array {
   if (value === undefined || value === null) return new Uint8Array()
-  const decoded = typeof value === 'string' ? decodeBase64(value) : undefined
-  if (decoded === undefined) throw new LightJsonError(`${path}: must be base64`)
+  const decoded = typeof value !== 'string' ? undefined : encoding === 'protojson' ? decodeBase64(value) : hexBytes(value)
+  if (decoded === undefined) throw new LightJsonError(`${path}: must be ${encoding === 'protojson' ? 'base64' : 'hex'}`)
   return decoded
+}
+
+function hexBytes (text: string): Uint8Array | undefined {
+  return /^(?:[0-9A-Fa-f]{2})*$/.test(text) ? Buffer.from(text, 'hex') : undefined
 }

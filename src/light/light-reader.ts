@@ -1,20 +1,33 @@
+import type { SignedHeader } from '../cometbft/types.js'
 import type { ValidatorInput, ValidatorSet } from '../cometbft/validator-set.js'
 import type { FetchLightBlock } from './bisection.js'
-import { gatewayBlock, LightJsonError, validatorPage, validatorSetOf, type GatewayBlock } from './gateway-json.js'
+import { gatewayBlock, LightJsonError, validatorPage, validatorSetOf, type GatewayBlock, type ValidatorPage } from './gateway-json.js'
 import type { LightBlock } from './light-block.js'
+import { rpcSignedHeader, rpcValidatorPage } from './rpc-light-json.js'
 import { validatorSetHash } from './validator-set-hash.js'
 
-// The cursor's reads from one node's REST gateway (cursor.ts): blocks by height, and the
-// validator sets their headers name. A set is fetched only when a header names one not met
-// before (gonka changes its set at epochs): sets are kept by their hash, and only a set that
-// hashes to the hash it was fetched for is kept, so a node handing over a wrong set poisons
-// nothing (the verifier refuses it for that block).
+// The cursor's reads from one node (cursor.ts): signed headers by height, and the validator
+// sets they name. From the node's REST gateway, a header's commit is the block above's
+// last_commit; from its CometBFT RPC (EDGE_API_CHAIN_RPC_URL), /commit gives a header with
+// its own commit, the head's included (the commit the node has seen, which no block carries
+// yet), and /validators the sets. A set is fetched only when a header names one not met
+// before (gonka changes its set at epochs): sets are kept by their hash, whichever way they
+// came, and only a set that hashes to the hash it was fetched for is kept, so a node handing
+// over a wrong set poisons nothing (the verifier refuses it for that block).
 
 /** GETs a gateway path from node `node` (its index), under the chain client's budget; rejects when it cannot. */
 export type NodeGet = (node: number, path: string) => Promise<unknown>
 
+/** The nodes' CometBFT RPC endpoints: which nodes have one, and a GET of a path that resolves with the JSON-RPC result. */
+export interface NodeRpc {
+  readonly has: (node: number) => boolean
+  readonly get: NodeGet
+}
+
 const BLOCKS = '/cosmos/base/tendermint/v1beta1/blocks'
 const VALIDATOR_SETS = '/cosmos/base/tendermint/v1beta1/validatorsets'
+/** CometBFT's largest page of /validators. */
+const RPC_PER_PAGE = 100
 /** Sets kept by hash: the current one, the next, and a few before (a bisection after a gap meets several). */
 export const KEPT_SETS = 8
 /** gonka's max_validators is 100: a set of more than this many pages is a node stalling us. */
@@ -22,10 +35,18 @@ const MAX_SET_PAGES = 20
 
 export class LightReader {
   readonly #get: NodeGet
+  readonly #rpc: NodeRpc | undefined
   readonly #sets = new Map<string, ValidatorSet>()
 
-  constructor (get: NodeGet) {
+  /** `get`: the nodes' REST gateways; `rpc`: their RPC endpoints, for the nodes that have one. */
+  constructor (get: NodeGet, rpc?: NodeRpc) {
     this.#get = get
+    this.#rpc = rpc
+  }
+
+  /** Whether `node`'s headers come with their own commit (its RPC), the head's included: its latest header can be verified, not only the one below. */
+  seesHeadCommit (node: number): boolean {
+    return this.#rpc?.has(node) === true
   }
 
   /** Node `node`'s block at `height`. */
@@ -38,17 +59,28 @@ export class LightReader {
    * not fetched again; the commit is the block above's last_commit.
    */
   fetcher (node: number, known: ReadonlyMap<bigint, GatewayBlock>): FetchLightBlock {
-    const blockAt = async (height: bigint): Promise<GatewayBlock> => known.get(height) ?? await this.block(node, height)
+    const rpc = this.#rpc
+    const signedHeader = rpc?.has(node) === true
+      ? async (height: bigint): Promise<SignedHeader> => rpcSignedHeader(await rpc.get(node, `/commit?height=${height}`))
+      : this.#gatewaySignedHeader(node, known)
     return async (height) => {
-      const [block, above] = await Promise.all([blockAt(height), blockAt(height + 1n)])
-      const commit = above.lastCommit
-      if (commit === undefined) throw new LightJsonError(`the block at ${height + 1n} carries no commit for ${height}`)
-      const { header } = block
+      const { header, commit } = await signedHeader(height)
       const [validators, nextValidators] = await Promise.all([
         this.set(node, height, header.validatorsHash),
         this.set(node, height + 1n, header.nextValidatorsHash)
       ])
       return { signedHeader: { header, commit }, validators, nextValidators } satisfies LightBlock
+    }
+  }
+
+  /** Header H from the gateway's block H, its commit the block H + 1's last_commit. */
+  #gatewaySignedHeader (node: number, known: ReadonlyMap<bigint, GatewayBlock>): (height: bigint) => Promise<SignedHeader> {
+    const blockAt = async (height: bigint): Promise<GatewayBlock> => known.get(height) ?? await this.block(node, height)
+    return async (height) => {
+      const [block, above] = await Promise.all([blockAt(height), blockAt(height + 1n)])
+      const commit = above.lastCommit
+      if (commit === undefined) throw new LightJsonError(`the block at ${height + 1n} carries no commit for ${height}`)
+      return { header: block.header, commit }
     }
   }
 
@@ -63,9 +95,13 @@ export class LightReader {
   }
 
   async #pages (node: number, height: bigint): Promise<ValidatorInput[]> {
+    const rpc = this.#rpc
+    const pageAt = rpc?.has(node) === true
+      ? async (_offset: number, page: number): Promise<ValidatorPage> => rpcValidatorPage(await rpc.get(node, `/validators?height=${height}&per_page=${RPC_PER_PAGE}&page=${page}`))
+      : async (offset: number): Promise<ValidatorPage> => validatorPage(await this.#get(node, `${VALIDATOR_SETS}/${height}?pagination.offset=${offset}`))
     const validators: ValidatorInput[] = []
     for (let pages = 0; pages < MAX_SET_PAGES; pages++) {
-      const page = validatorPage(await this.#get(node, `${VALIDATOR_SETS}/${height}?pagination.offset=${validators.length}`))
+      const page = await pageAt(validators.length, pages + 1)
       validators.push(...page.validators)
       if (validators.length >= page.total || page.validators.length === 0) return validators
     }

@@ -14,7 +14,9 @@ t.test('a bad verification setting: exit 1 with one line naming the variable', a
     [{ EDGE_API_TRUSTING_PERIOD: '504h' }, 'EDGE_API_TRUSTING_PERIOD', /^EDGE_API_TRUSTING_PERIOD="504h" is invalid: must be greater than 0 and below the chain's unbonding period, 504h \(21 days\)/],
     [{ EDGE_API_VERIFICATION: 'headers' }, 'EDGE_API_TRUST_HEIGHT', /^EDGE_API_TRUST_HEIGHT is required when EDGE_API_VERIFICATION=headers/],
     [{ EDGE_API_VERIFICATION: 'answers', EDGE_API_TRUST_HEIGHT: '7' }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH is required when EDGE_API_VERIFICATION=answers/],
-    [{ EDGE_API_TRUST_HASH: 'abc' }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH="abc" is invalid: must be a header hash: 64 hex digits/]
+    [{ EDGE_API_TRUST_HASH: 'abc' }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH="abc" is invalid: must be a header hash: 64 hex digits/],
+    [{ EDGE_API_CHAIN_RPC_URL: 'node:26657' }, 'EDGE_API_CHAIN_RPC_URL', /^EDGE_API_CHAIN_RPC_URL="node:26657" is invalid: must be one CometBFT RPC base URL per CHAIN_REST_URL node, .*; "node:26657" is not an http:\/\/ or https:\/\/ base URL/],
+    [{ EDGE_API_CHAIN_RPC_URL: 'http://a:26657,http://b:26657' }, 'EDGE_API_CHAIN_RPC_URL', /it has 2 entries for 1 node$/]
   ]
   await Promise.all(cases.map(async ([env, variable, message]) => {
     const main = startMain({ ...NODE, ...env })

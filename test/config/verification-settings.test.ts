@@ -13,7 +13,7 @@ const root = { EDGE_API_TRUST_HEIGHT: '1234567', EDGE_API_TRUST_HASH: HASH }
 
 t.test('off by default: no root needed, a trusting period of 14 days', async (t) => {
   const config = loadConfig(base)
-  t.same(config.verification, { mode: 'off', trustRoot: undefined, trustingPeriodMs: 14 * 24 * 3600 * 1000 })
+  t.same(config.verification, { mode: 'off', trustRoot: undefined, trustingPeriodMs: 14 * 24 * 3600 * 1000, rpcUrls: undefined })
   t.same(config.warnings, [])
   t.equal(UNBONDING_PERIOD_MS, 1_814_400_000, 'the chain\'s unbonding_time, 1814400s')
 })
@@ -29,7 +29,7 @@ t.test('a root is read whatever the mode; any mode but off asks for it; strict w
     else t.same(config.warnings, [], `${mode}: what it asks for is what it does`)
   }
   t.same(loadConfig({ ...base, EDGE_API_TRUST_HEIGHT: '9223372036854775807', EDGE_API_TRUST_HASH: HASH }).verification.trustRoot?.height, 2n ** 63n - 1n, 'int64\'s largest height')
-  t.same(loadConfig({ ...base, EDGE_API_VERIFICATION: '', EDGE_API_TRUST_HEIGHT: ' ', EDGE_API_TRUSTING_PERIOD: '' }).verification, { mode: 'off', trustRoot: undefined, trustingPeriodMs: 1_209_600_000 }, 'empty means unset')
+  t.same(loadConfig({ ...base, EDGE_API_VERIFICATION: '', EDGE_API_TRUST_HEIGHT: ' ', EDGE_API_TRUSTING_PERIOD: '' }).verification, { mode: 'off', trustRoot: undefined, trustingPeriodMs: 1_209_600_000, rpcUrls: undefined }, 'empty means unset')
 })
 
 t.test('a mode but off without its root refuses to boot, naming the missing variable', async (t) => {
@@ -54,4 +54,31 @@ t.test('a malformed mode, height or hash refuses to boot, naming the variable', 
   for (const bad of [HASH.slice(1), `${HASH}00`, HASH.replace('F', 'G'), `0x${HASH.slice(2)}`]) {
     refusal(t, { ...base, ...root, EDGE_API_TRUST_HASH: bad }, 'EDGE_API_TRUST_HASH', /^EDGE_API_TRUST_HASH=".*" is invalid: must be a header hash: 64 hex digits/)
   }
+})
+
+t.test('EDGE_API_CHAIN_RPC_URL: one RPC base URL per node, by CHAIN_REST_URL\'s order, an entry empty for a node without one', async (t) => {
+  const nodes = { CHAIN_REST_URL: 'http://a:1317,http://b:1317,http://c:1317' }
+  const headers = { ...nodes, ...root, EDGE_API_VERIFICATION: 'headers' }
+  t.same(loadConfig({ ...headers, EDGE_API_CHAIN_RPC_URL: 'http://a:26657/, https://b.example/rpc,http://[::1]:26657' }).verification.rpcUrls,
+    ['http://a:26657', 'https://b.example/rpc', 'http://[::1]:26657'], 'each normalised as CHAIN_REST_URL\'s (no trailing slash)')
+  const some = loadConfig({ ...headers, EDGE_API_CHAIN_RPC_URL: 'http://a:26657,,' })
+  t.same(some.verification.rpcUrls, ['http://a:26657', undefined, undefined], 'the other nodes without one')
+  t.same(some.warnings, [], 'no warning while verifying')
+  t.same(loadConfig({ ...base, ...root, EDGE_API_VERIFICATION: 'headers', EDGE_API_CHAIN_RPC_URL: 'http://node:26657' }).verification.rpcUrls, ['http://node:26657'], 'one node, one URL')
+  const off = loadConfig({ ...base, EDGE_API_CHAIN_RPC_URL: 'http://node:26657' })
+  t.same(off.verification.rpcUrls, ['http://node:26657'], 'read whatever the mode')
+  t.same(off.warnings, ['EDGE_API_CHAIN_RPC_URL is set but EDGE_API_VERIFICATION=off: only the verified-height cursor reads it, so it is not used'], 'off: said to be unused')
+})
+
+t.test('a malformed EDGE_API_CHAIN_RPC_URL refuses to boot, naming the variable and what is wrong', async (t) => {
+  const nodes = { CHAIN_REST_URL: 'http://a:1317,http://b:1317', ...root, EDGE_API_VERIFICATION: 'headers' }
+  const count = /^EDGE_API_CHAIN_RPC_URL=".*" is invalid: must be one CometBFT RPC base URL per CHAIN_REST_URL node, in the same order, .*; it has (\d) entries for 2 nodes$/
+  refusal(t, { ...nodes, EDGE_API_CHAIN_RPC_URL: 'http://a:26657' }, 'EDGE_API_CHAIN_RPC_URL', count)
+  refusal(t, { ...nodes, EDGE_API_CHAIN_RPC_URL: 'http://a:26657,http://b:26657,http://c:26657' }, 'EDGE_API_CHAIN_RPC_URL', count)
+  refusal(t, { ...base, EDGE_API_CHAIN_RPC_URL: 'http://a:26657,http://b:26657' }, 'EDGE_API_CHAIN_RPC_URL', /it has 2 entries for 1 node$/)
+  for (const bad of ['a:26657', 'tcp://a:26657', 'http://a:26657?x=1', 'http://a:26657#top', 'not a url']) {
+    refusal(t, { ...nodes, EDGE_API_CHAIN_RPC_URL: `http://b:26657,${bad}` }, 'EDGE_API_CHAIN_RPC_URL', new RegExp(`; ${JSON.stringify(bad).replace(/[?#.]/g, '\\$&')} is not an http:// or https:// base URL without query or fragment$`))
+  }
+  refusal(t, { ...nodes, EDGE_API_CHAIN_RPC_URL: ' , ' }, 'EDGE_API_CHAIN_RPC_URL', /at least one not empty; unset it for none$/)
+  refusal(t, { ...nodes, EDGE_API_CHAIN_RPC_URL: 'http://a:26657,http://a:26657/' }, 'EDGE_API_CHAIN_RPC_URL', /lists http:\/\/a:26657 twice; each node has its own$/)
 })

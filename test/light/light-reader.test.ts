@@ -1,7 +1,9 @@
 import t from 'tap'
-import { KEPT_SETS, LightReader, type NodeGet } from '../../src/light/light-reader.js'
+import { KEPT_SETS, LightReader, type NodeGet, type NodeRpc } from '../../src/light/light-reader.js'
 import { validatorSetHash } from '../../src/light/validator-set-hash.js'
 import { blockJson, validatorSetJson } from '../../harness/chain-simulator/chain-json.js'
+import { chainAnswer } from '../../harness/chain-simulator/chain-routes.js'
+import { noLies } from '../../harness/chain-simulator/lies.js'
 import { LATEST_HEIGHT } from '../../harness/chain-simulator/data/epochs.js'
 import { SignedChain } from '../../harness/chain-simulator/signed-chain.js'
 
@@ -82,4 +84,32 @@ t.test('every page of a set; a set with no end, a block carrying no commit: refu
     return path.endsWith(`/${TOP + 1}`) ? { ...answer, block: { ...answer.block, last_commit: null } } : answer
   })
   await t.rejects(noCommit.fetcher(0, new Map())(BigInt(TOP)), { message: `the block at ${TOP + 1} carries no commit for ${TOP}` })
+})
+
+t.test('with an RPC endpoint: a header with its own commit (/commit), the sets from /validators in pages of 100; a node without one reads its gateway', async (t) => {
+  const sets = new SignedChain({ validators: 100, epochLength: 2, firstHeight: LATEST_HEIGHT - 40 })
+  const heights = { height: LATEST_HEIGHT, head: LATEST_HEIGHT, lowest: 1 }
+  const rpcAsked: string[] = []
+  const rpc: NodeRpc = {
+    has: (n) => n === 1,
+    get: async (_node, path) => {
+      rpcAsked.push(path)
+      const url = new URL(path, 'http://node')
+      return (chainAnswer(sets, noLies(), url.pathname, url, heights) as { result: unknown }).result
+    }
+  }
+  const rest = node()
+  const reader = new LightReader(rest.get, rpc)
+  t.same([reader.seesHeadCommit(0), reader.seesHeadCommit(1)], [false, true], 'only the node with an endpoint sees its head\'s commit')
+  t.notOk(new LightReader(rest.get).seesHeadCommit(0), 'none without endpoints')
+  const block = await reader.fetcher(1, new Map())(BigInt(TOP))
+  t.same(block.signedHeader, { header: sets.block(TOP).header, commit: sets.block(TOP).commit }, 'the header and its own commit')
+  t.same([block.validators, block.nextValidators], [sets.validatorSet(TOP), sets.validatorSet(TOP + 1)], 'both sets, 100 validators each')
+  t.same(rpcAsked, [`/commit?height=${TOP}`, `/validators?height=${TOP}&per_page=100&page=1`, `/validators?height=${TOP + 1}&per_page=100&page=1`], 'one /commit, one page per set')
+  t.same(rest.asked, [], 'nothing from its gateway')
+  const twoPages: NodeRpc = { has: () => true, get: async (_node, path) => ({ validators: [{ pub_key: { type: 'tendermint/PubKeyEd25519', value: Buffer.alloc(32, path.endsWith('page=1') ? 1 : 2).toString('base64') }, voting_power: '5' }], total: '2' }) }
+  t.equal((await new LightReader(rest.get, twoPages).set(0, 5n, Buffer.alloc(32))).validators.length, 2, 'page after page until the total')
+  await reader.fetcher(0, new Map())(BigInt(TOP))
+  t.ok(rest.asked.some((p) => p.includes('/blocks/')), 'the node without one: its gateway\'s blocks')
+  t.equal(rpcAsked.length, 3, 'and not the other node\'s endpoint')
 })

@@ -3,7 +3,10 @@ import { decodeBlockJson } from '../../../src/cometbft/block-json.js'
 import type { Commit } from '../../../src/cometbft/types.js'
 import { DEFAULT_TRUST_LEVEL } from '../../../src/light/commit-light.js'
 import type { LightBlock, LightOptions, TrustedState } from '../../../src/light/light-block.js'
+import { rpcSignedHeader, rpcValidatorPage } from '../../../src/light/rpc-light-json.js'
 import { trustFromRoot } from '../../../src/light/trust-root.js'
+import { validatorSetHash } from '../../../src/light/validator-set-hash.js'
+import { newValidatorSet } from '../../../src/cometbft/validator-set.js'
 import { verifyAdjacent, verifyNonAdjacent } from '../../../src/light/verifier.js'
 import { BlockClock } from '../../../harness/chain-simulator/block-clock.js'
 import { LATEST_HEIGHT } from '../../../harness/chain-simulator/data/epochs.js'
@@ -89,4 +92,36 @@ t.test('blocks below the chain\'s first height and above the head are refused as
   t.equal(pruned.status, 500, 'the first height has no last commit of the chain: not available')
   const future = await fetch(`${node}/cosmos/base/tendermint/v1beta1/blocks/${clock.height + 1}`)
   t.equal(future.status, 400, 'above the head')
+})
+
+t.test('RPC /commit and /validators as CometBFT 0.38 answers them: JSON-RPC over GET, errors as 500', async (t) => {
+  const node = (nodes[0] as ChainSimulator).url
+  const head = clock.height
+  const commit = await getJson(`${node}/commit?height=${head - 3}`)
+  t.match(commit, { jsonrpc: '2.0', id: -1, result: { canonical: true } }, 'below the head: the canonical commit')
+  const signed = rpcSignedHeader(commit.result)
+  t.same(signed, { header: chain.block(head - 3).header, commit: chain.block(head - 3).commit }, 'the header and its own commit, field for field')
+  t.same(rpcSignedHeader((await getJson(`${node}/commit`)).result).header.height, BigInt(head), 'no height: the head')
+  const pages: any[] = []
+  for (let page = 1; page <= 2; page++) pages.push(await getJson(`${node}/validators?height=${head}&per_page=3&page=${page}`))
+  t.match(pages[0], { jsonrpc: '2.0', id: -1, result: { block_height: String(head), count: '3', total: '4' } }, 'a page of 3 of the 4')
+  t.match(pages[1], { result: { count: '1', total: '4' } }, 'the rest on page 2')
+  t.match(pages[0].result.validators[0], { address: /^[0-9A-F]{40}$/, pub_key: { type: 'tendermint/PubKeyEd25519' }, voting_power: /^\d+$/, proposer_priority: '0' })
+  const set = newValidatorSet(pages.flatMap((p) => rpcValidatorPage(p.result).validators))
+  t.same(validatorSetHash(set), chain.block(head).header.validatorsHash, 'the pages make the set the header names')
+  t.equal((await getJson(`${node}/validators`)).result.block_height, String(head + 1), 'no height: the next set, known once the head is committed')
+  t.equal((await getJson(`${node}/validators?height=${head + 1}`)).result.validators.length, 4, 'the default page (30) holds the whole set')
+  const errors: Array<[string, string]> = [
+    [`/commit?height=${head + 1}`, `height ${head + 1} must be less than or equal to the current blockchain height ${head}`],
+    [`/validators?height=${head + 2}`, `height ${head + 2} must be less than or equal to the current blockchain height ${head + 1}`],
+    ['/commit?height=0', 'height must be greater than 0, but got 0'],
+    ['/commit?height=x', 'error converting http params to arguments: "x" is not an integer'],
+    [`/commit?height=${chain.firstHeight}`, `height ${chain.firstHeight} is not available, lowest height is ${chain.firstHeight + 1}`],
+    [`/validators?height=${head}&per_page=3&page=3`, 'page should be within [1, 2] range, given 3']
+  ]
+  for (const [path, data] of errors) {
+    const answer = await fetch(`${node}${path}`)
+    t.equal(answer.status, 500, `${path}: 500`)
+    t.same(await answer.json(), { jsonrpc: '2.0', id: -1, error: { code: -32603, message: 'Internal error', data } }, `${path}: ${data}`)
+  }
 })
