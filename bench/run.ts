@@ -26,18 +26,22 @@ import { overhead } from './suites/overhead.js'
 import { operatorProxy } from './suites/operator-proxy.js'
 import { overload } from './suites/overload.js'
 import { pool } from './suites/pool.js'
+import { provenMiss } from './suites/proven-miss.js'
 import { tracing } from './suites/tracing.js'
 import { readiness } from './suites/readiness.js'
 import { router } from './suites/router.js'
 import { sharedTier } from './suites/shared-tier.js'
+import { verifiedFollow } from './suites/verified-follow.js'
+import { verifiedHits } from './suites/verified-hits.js'
 import { verify } from './suites/verify.js'
 import { waiting } from './suites/waiting.js'
 
 const SUITES: ReadonlyArray<readonly [string, (ctx: Context) => Promise<SuiteResult>]> = [
   ['1', overhead], ['2', chainRead], ['3', fanout], ['4', readiness], ['5', lifecycle], ['6', memory], ['7', pool], ['8', verify], ['9', metrics],
-  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness], ['17', waiting], ['18', operatorProxy], ['19', lightFollow]
+  ['10', overload], ['11', router], ['12', tracing], ['13', hedging], ['14', answerCache], ['15', sharedTier], ['16', fairness], ['17', waiting], ['18', operatorProxy], ['19', lightFollow],
+  ['20', verifiedFollow], ['21', provenMiss], ['22', verifiedHits]
 ]
-const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19']
+const DEFAULT_SUITES = ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22']
 const MARK_START = '<!-- bench:results:start -->'
 const MARK_END = '<!-- bench:results:end -->'
 
