@@ -3,7 +3,7 @@ import { BISECTION_LIMITS, verifyToTarget, type BisectionLimits } from './bisect
 import { gatewayBlock, type GatewayBlock } from './gateway-json.js'
 import { headerHash } from './header-hash.js'
 import { followerOptions, trustedStateOf, type LightBlock, type LightOptions, type TrustedState } from './light-block.js'
-import { LightReader, type NodeGet, type NodeRpc } from './light-reader.js'
+import { LightReader, type LightSource, type NodeGet, type NodeRpc } from './light-reader.js'
 import { trustFromRoot, type TrustRoot } from './trust-root.js'
 import { Witnesses } from './witnesses.js'
 
@@ -18,7 +18,8 @@ import { Witnesses } from './witnesses.js'
 // V, the newest height whose state is verified, is the verified header's height - 1: a
 // header's app_hash is the state after the block before it. With REST nodes only, V = L - 2.
 // A node with a CometBFT RPC endpoint (EDGE_API_CHAIN_RPC_URL) gives header L with the commit
-// it has seen (RPC /commit): L itself is verified, and V = L - 1.
+// it has seen (RPC /commit): L itself is verified, and V = L - 1. While its RPC cannot be
+// read, the node is followed over its gateway (L - 1 from it): an RPC away stops nothing.
 //
 // The nodes are witnesses of each other (witnesses.ts): a node whose header does not verify,
 // or differs from a header verified at its height, is lying: one error line naming it and the
@@ -82,6 +83,8 @@ export type CursorState = 'starting' | 'verifying' | 'expired'
 
 /** The line of a node caught lying. */
 export const NODE_LYING = 'chain node lying: its header does not verify or contradicts a verified one; out of rotation'
+/** The line of a node whose RPC cannot be read: followed over its gateway meanwhile. */
+export const RPC_UNREADABLE = 'cannot read this chain node\'s RPC; following it over its gateway (V = L - 2 from it) until it answers'
 /** Heights of a node's own latest blocks kept for its next step (the block before its latest). */
 const KEPT_BLOCKS = 2
 /**
@@ -101,6 +104,8 @@ export class VerifiedCursor {
   readonly #recent: Array<Map<bigint, GatewayBlock>>
   /** Whether each node's last step failed to read: one warn line per episode. */
   readonly #unreadable: boolean[]
+  /** Whether each node's RPC failed to answer its last step: one warn line per episode. */
+  readonly #rpcUnreadable: boolean[]
   /** Verified headers' app hashes by header height, the newest APP_HASH_WINDOW. */
   readonly #appHashes = new Map<bigint, Uint8Array>()
   #trusted: TrustedState | undefined
@@ -113,6 +118,7 @@ export class VerifiedCursor {
     this.#pending = new Array<GatewayBlock | undefined>(options.nodeCount).fill(undefined)
     this.#recent = Array.from({ length: options.nodeCount }, () => new Map())
     this.#unreadable = new Array<boolean>(options.nodeCount).fill(false)
+    this.#rpcUnreadable = new Array<boolean>(options.nodeCount).fill(false)
   }
 
   /** V: the newest height whose state (app hash) is verified; undefined until a header is. */
@@ -180,12 +186,25 @@ export class VerifiedCursor {
     const recent = this.#recent[node] as Map<bigint, GatewayBlock>
     recent.set(header.height, block)
     for (const height of recent.keys()) if (height <= header.height - BigInt(KEPT_BLOCKS)) recent.delete(height)
-    const trusted = this.#trusted ?? await this.#fromRoot(node)
-    // The newest header whose commit this node gives: its latest with its RPC's seen commit, else the one below.
-    const target = this.#options.reader.seesHeadCommit(node) ? header.height : header.height - 1n
+    if (this.#options.reader.seesHeadCommit(node)) {
+      try {
+        await this.#verifyHead(node, header.height, 'rpc')
+        this.#rpcUnreadable[node] = false
+        return
+      } catch (err) {
+        this.#rpcUnreadableOnce(node, err)
+      }
+    }
+    await this.#verifyHead(node, header.height - 1n, 'gateway')
+  }
+
+  /** Verifies up to `target` (node `node`'s newest header whose commit `via` gives), from the trust root on first contact. */
+  async #verifyHead (node: number, target: bigint, via: LightSource): Promise<void> {
+    const trusted = this.#trusted ?? await this.#fromRoot(node, via)
     if (trusted === undefined || target <= trusted.header.height) return
     const options = this.#options
-    const outcome = await verifyToTarget(trusted, target, options.reader.fetcher(node, recent), options.now(), options.light, options.limits ?? BISECTION_LIMITS)
+    const recent = this.#recent[node] as Map<bigint, GatewayBlock>
+    const outcome = await verifyToTarget(trusted, target, options.reader.fetcher(node, recent, via), options.now(), options.light, options.limits ?? BISECTION_LIMITS)
     this.#accept(outcome.verified)
     if (outcome.ok) return
     if (outcome.kind === 'invalid') this.#lying(node, outcome.height, outcome.reason)
@@ -194,9 +213,9 @@ export class VerifiedCursor {
   }
 
   /** The trusted state from the operator's root, its header read from `node`. */
-  async #fromRoot (node: number): Promise<TrustedState | undefined> {
+  async #fromRoot (node: number, via: LightSource): Promise<TrustedState | undefined> {
     const { root, reader, now, light, log } = this.#options
-    const block = await reader.fetcher(node, new Map())(root.height)
+    const block = await reader.fetcher(node, new Map(), via)(root.height)
     const outcome = trustFromRoot(root, block, now(), light.trustingPeriodMs)
     if (!outcome.ok) {
       if (outcome.kind === 'expired') this.#expire(outcome.reason)
@@ -237,6 +256,12 @@ export class VerifiedCursor {
   #expire (reason: string): void {
     this.#expired = true
     this.#options.log.error({ reason }, 'verification stopped: the trusted header has expired; set EDGE_API_TRUST_HEIGHT and EDGE_API_TRUST_HASH to a newer header and restart')
+  }
+
+  #rpcUnreadableOnce (node: number, err: unknown): void {
+    if (this.#rpcUnreadable[node] === true) return
+    this.#rpcUnreadable[node] = true
+    this.#options.log.warn({ node: this.#options.urls[node], err: (err as Error).message }, RPC_UNREADABLE)
   }
 
   #unreadableOnce (node: number, err: unknown): void {

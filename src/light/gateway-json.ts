@@ -117,8 +117,8 @@ export function decimal (value: unknown, path: string): bigint {
 
 /** A count (a page's total), a decimal string or a number. */
 export function count (value: unknown, path: string): number {
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n < 0 || (typeof value !== 'string' && typeof value !== 'number')) throw new LightJsonError(`${path}: must be a count`)
+  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new LightJsonError(`${path}: must be a count`)
   return n
 }
 

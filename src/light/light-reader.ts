@@ -18,6 +18,9 @@ import { validatorSetHash } from './validator-set-hash.js'
 /** GETs a gateway path from node `node` (its index), under the chain client's budget; rejects when it cannot. */
 export type NodeGet = (node: number, path: string) => Promise<unknown>
 
+/** Where a node's signed headers and sets are read: its RPC (when it has one) or its gateway. */
+export type LightSource = 'rpc' | 'gateway'
+
 /** The nodes' CometBFT RPC endpoints: which nodes have one, and a GET of a path that resolves with the JSON-RPC result. */
 export interface NodeRpc {
   readonly has: (node: number) => boolean
@@ -58,16 +61,16 @@ export class LightReader {
    * The light block at `height` from `node`: blocks it already has (`known`, by height) are
    * not fetched again; the commit is the block above's last_commit.
    */
-  fetcher (node: number, known: ReadonlyMap<bigint, GatewayBlock>): FetchLightBlock {
+  fetcher (node: number, known: ReadonlyMap<bigint, GatewayBlock>, via: LightSource = this.#sourceOf(node)): FetchLightBlock {
     const rpc = this.#rpc
-    const signedHeader = rpc?.has(node) === true
-      ? async (height: bigint): Promise<SignedHeader> => rpcSignedHeader(await rpc.get(node, `/commit?height=${height}`))
+    const signedHeader = via === 'rpc'
+      ? async (height: bigint): Promise<SignedHeader> => rpcSignedHeader(await (rpc as NodeRpc).get(node, `/commit?height=${height}`))
       : this.#gatewaySignedHeader(node, known)
     return async (height) => {
       const { header, commit } = await signedHeader(height)
       const [validators, nextValidators] = await Promise.all([
-        this.set(node, height, header.validatorsHash),
-        this.set(node, height + 1n, header.nextValidatorsHash)
+        this.set(node, height, header.validatorsHash, via),
+        this.set(node, height + 1n, header.nextValidatorsHash, via)
       ])
       return { signedHeader: { header, commit }, validators, nextValidators } satisfies LightBlock
     }
@@ -84,20 +87,25 @@ export class LightReader {
     }
   }
 
-  /** The set named `hash` at `height`: kept, or fetched from `node` (every page). */
-  async set (node: number, height: bigint, hash: Uint8Array): Promise<ValidatorSet> {
+  /** The set named `hash` at `height`: kept, or fetched from `node` (every page) `via` its RPC or its gateway. */
+  async set (node: number, height: bigint, hash: Uint8Array, via: LightSource = this.#sourceOf(node)): Promise<ValidatorSet> {
     const key = Buffer.from(hash).toString('hex')
     const kept = this.#sets.get(key)
     if (kept !== undefined) return kept
-    const set = validatorSetOf(await this.#pages(node, height))
+    const set = validatorSetOf(await this.#pages(node, height, via))
     if (Buffer.compare(validatorSetHash(set), hash) === 0) this.#keep(key, set)
     return set
   }
 
-  async #pages (node: number, height: bigint): Promise<ValidatorInput[]> {
+  /** Its RPC when it has one; `via: 'rpc'` is only ever asked of a node that has one. */
+  #sourceOf (node: number): LightSource {
+    return this.seesHeadCommit(node) ? 'rpc' : 'gateway'
+  }
+
+  async #pages (node: number, height: bigint, via: LightSource): Promise<ValidatorInput[]> {
     const rpc = this.#rpc
-    const pageAt = rpc?.has(node) === true
-      ? async (_offset: number, page: number): Promise<ValidatorPage> => rpcValidatorPage(await rpc.get(node, `/validators?height=${height}&per_page=${RPC_PER_PAGE}&page=${page}`))
+    const pageAt = via === 'rpc'
+      ? async (_offset: number, page: number): Promise<ValidatorPage> => rpcValidatorPage(await (rpc as NodeRpc).get(node, `/validators?height=${height}&per_page=${RPC_PER_PAGE}&page=${page}`))
       : async (offset: number): Promise<ValidatorPage> => validatorPage(await this.#get(node, `${VALIDATOR_SETS}/${height}?pagination.offset=${offset}`))
     const validators: ValidatorInput[] = []
     for (let pages = 0; pages < MAX_SET_PAGES; pages++) {

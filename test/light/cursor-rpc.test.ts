@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NODE_LYING } from '../../src/light/cursor.js'
+import { NODE_LYING, RPC_UNREADABLE } from '../../src/light/cursor.js'
 import { sampleValue } from '../../harness/prometheus.js'
 import { until } from '../../harness/wait.js'
 import { verifyingService } from '../fixtures/light/verifying-service.js'
@@ -55,19 +55,26 @@ t.test('a node\'s RPC lying, its gateway honest: caught, out of rotation, one er
   }
 })
 
-t.test('a node\'s RPC away: one warn line, V goes on from the others\' RPCs', async (t) => {
-  const { nodes, rpcs, clock, logs, verifiedAt } = await verifyingService(t, {}, { rpc: true })
+t.test('a node\'s RPC away: one warn line naming it, the node followed over its gateway meanwhile; every RPC away: V = L - 2, then L - 1 again', async (t) => {
+  const { nodes, rpcs, clock, logs, verification, verifiedAt } = await verifyingService(t, {}, { rpc: true })
   await verifiedAt(clock.height - 1, 'following')
+  const away = (): Array<Record<string, unknown>> => logs.filter((l) => l.msg === RPC_UNREADABLE)
   await (rpcs[0] as NonNullable<typeof rpcs[0]>).refuse()
   for (let block = 0; block < 3; block++) {
     clock.advance()
-    await verifiedAt(clock.height - 1, `V after block ${clock.height}`)
+    await verifiedAt(clock.height - 1, `V after block ${clock.height}, from the other nodes' RPC`)
   }
-  const unreadable = (): Array<Record<string, unknown>> => logs.filter((l) => l.msg.startsWith('cannot read the blocks to verify'))
-  await until(() => unreadable().length > 0, 'the warn line', { timeoutMs: 20_000, intervalMs: 50 })
-  // Once per episode: a step with nothing to read (the others verified the head first) ends
-  // one, so on a loaded machine there may be one per block, never more.
-  t.ok(unreadable().length <= 3, `at most one a block: ${unreadable().length}`)
-  t.ok(unreadable().every((l) => l.node === (nodes[0] as NonNullable<typeof nodes[0]>).url && l.level === 40), 'a warn line naming the node whose RPC is away')
-  t.equal(logs.filter((l) => l.msg === NODE_LYING).length, 0, 'away is not lying')
+  await until(() => away().length > 0, 'the warn line', { timeoutMs: 20_000, intervalMs: 50 })
+  // Once per episode: a step whose RPC read succeeded, or had nothing to read (the others
+  // verified the head first), ends one, so on a loaded machine there may be one a block.
+  t.ok(away().length <= 3, `at most one a block: ${away().length}`)
+  t.ok(away().every((l) => l.node === (nodes[0] as NonNullable<typeof nodes[0]>).url && l.level === 40), 'a warn line naming the node whose RPC is away')
+  t.equal(logs.filter((l) => l.msg === NODE_LYING || l.msg.startsWith('cannot read the blocks to verify')).length, 0, 'away is not lying, and its gateway is read')
+  for (const rpc of rpcs) await rpc.refuse()
+  for (let block = 0; block < 2; block++) clock.advance()
+  await verifiedAt(clock.height - 2, 'V from the gateways while every RPC is away')
+  t.match(await verification(), { state: 'verifying', verifiedHeight: clock.height - 2, blocksBehind: 2 }, 'two blocks behind, as without RPC')
+  for (const rpc of rpcs) await rpc.restore()
+  clock.advance()
+  await verifiedAt(clock.height - 1, 'V = L - 1 again once the RPCs answer')
 })

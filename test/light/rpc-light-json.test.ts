@@ -49,6 +49,8 @@ t.test('a page of validators: the inputs and the total; one that cannot be read 
     [{ validators: null, total: '1' }, 'result.validators: must be an array'],
     [{ validators: [validator], total: '-1' }, 'result.total: must be a count'],
     [{ validators: [validator], total: null }, 'result.total: must be a count'],
+    [{ validators: [validator], total: ' ' }, 'result.total: must be a count'],
+    [{ validators: [validator], total: 1.5 }, 'result.total: must be a count'],
     [{ validators: [{ ...validator, pub_key: { type: 'tendermint/PubKeySecp256k1', value: validator.pub_key.value } }], total: '1' }, 'result.validators[0].pub_key.type: must be tendermint/PubKeyEd25519'],
     [{ validators: [{ ...validator, pub_key: { type: 'tendermint/PubKeyEd25519', value: '***' } }], total: '1' }, 'result.validators[0].pub_key.value: must be base64'],
     [{ validators: [{ ...validator, voting_power: 10 }], total: '1' }, 'result.validators[0].voting_power: must be a decimal string'],
