@@ -41,16 +41,17 @@ export async function startSignedSim (validators: number, nodes: number): Promis
 export type VerificationMode = 'off' | 'headers' | 'answers' | 'strict'
 
 /**
- * `node dist/main.js` over the signed simulator's nodes in `mode`, from its trust root (set
- * in every mode, so that the two sides differ in the mode alone); `env` on top.
+ * `node dist/main.js` (or another build's `main`) over the signed simulator's nodes in `mode`,
+ * from its trust root (set in every mode, so that the two sides differ in the mode alone);
+ * `env` on top.
  */
-export async function startVerifyingMain (sim: SignedSim, mode: VerificationMode, env: Record<string, string> = {}): Promise<MainProcess> {
+export async function startVerifyingMain (sim: SignedSim, mode: VerificationMode, env: Record<string, string> = {}, main?: string): Promise<MainProcess> {
   return startMain(sim.urls.join(','), {
     EDGE_API_VERIFICATION: mode,
     EDGE_API_TRUST_HEIGHT: String(sim.trustHeight),
     EDGE_API_TRUST_HASH: sim.trustHash,
     ...env
-  })
+  }, 'ignore', main)
 }
 
 /** A replica's /v1/status verification (absent with verification off). */

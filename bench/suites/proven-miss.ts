@@ -15,6 +15,8 @@
 //   A proven miss is then estimated as the miss plus proveAnswer, in sequence.
 // - `auto` (the default): `route` when an `answers` replica's answer says it was verified,
 //   else `in-process`. Each row says which was measured.
+// BENCH_PROVEN_MAIN=<a build's dist/main.js> runs that build's replicas instead of this one's
+// (e.g. a branch that proves the routes, measured with this benchmark).
 import { request } from 'undici'
 import { MAX_VALIDATORS } from '../../harness/chain-simulator/validators.js'
 import { okAnswers, type OpenLoopResult } from '../lib/load.js'
@@ -39,12 +41,13 @@ export async function provenMiss (ctx: Context): Promise<SuiteResult> {
   if (!['auto', 'route', 'in-process'].includes(mode)) throw new Error(`BENCH_PROVEN must be auto, route or in-process, not ${mode}`)
   const quick = ctx.runS < 2
   const plan = { rounds: quick ? 2 : 6, runS: quick ? 1 : 4, warmupS: ctx.warmupS }
+  const main = process.env.BENCH_PROVEN_MAIN
   const sim = await startSignedSim(MAX_VALIDATORS, 1)
   try {
     let answers: MainProcess | undefined
     let marked: string | undefined
     if (mode !== 'in-process') {
-      answers = await startVerifyingMain(sim, 'answers')
+      answers = await startVerifyingMain(sim, 'answers', {}, main)
       await untilVerifying(answers.url)
       marked = await verificationHeader(answers.url + PATH)
       if (mode === 'route' && !isVerified(marked)) {
@@ -53,15 +56,16 @@ export async function provenMiss (ctx: Context): Promise<SuiteResult> {
       }
     }
     const rows = answers !== undefined && isVerified(marked)
-      ? await routeMode(ctx, sim, answers, plan)
-      : (await answers?.stop(), await inProcessMode(ctx, sim, plan, marked))
-    return { name: 'proven-miss', rows: rows.rows, raw: { mode, ...rows.raw }, seconds: (performance.now() - started) / 1000 }
+      ? await routeMode(ctx, sim, answers, { ...plan, main })
+      : (await answers?.stop(), await inProcessMode(ctx, sim, { ...plan, main }, marked))
+    const build = main === undefined ? [] : [{ item: '21', what: 'the build measured (BENCH_PROVEN_MAIN)', value: main, goal: '', met: null }]
+    return { name: 'proven-miss', rows: [...build, ...rows.rows], raw: { mode, main, ...rows.raw }, seconds: (performance.now() - started) / 1000 }
   } finally {
     await sim.stop()
   }
 }
 
-interface Plan { readonly rounds: number, readonly runS: number, readonly warmupS: number }
+interface Plan { readonly rounds: number, readonly runS: number, readonly warmupS: number, readonly main?: string | undefined }
 interface Measured { readonly rows: Row[], readonly raw: Record<string, unknown> }
 interface Run { readonly p50: number, readonly p99: number, readonly cpuUs: number }
 
@@ -83,7 +87,7 @@ async function missRun (ctx: Context, server: MainProcess, plan: Plan): Promise<
 
 /** The wired route end to end: `answers` against `off`, alternating. */
 async function routeMode (ctx: Context, sim: SignedSim, answers: MainProcess, plan: Plan): Promise<Measured> {
-  const off = await startVerifyingMain(sim, 'off')
+  const off = await startVerifyingMain(sim, 'off', {}, plan.main)
   try {
     const runs = { answers: [] as Run[], off: [] as Run[] }
     const marks: Array<string | undefined> = []
@@ -145,7 +149,7 @@ async function paced (runS: number, call: () => Promise<void>): Promise<Run> {
 /** The parts, alternating round by round: the replica's unverified miss, the answer's chain read in process, proveAnswer in process. */
 async function inProcessMode (ctx: Context, sim: SignedSim, plan: Plan, marked: string | undefined): Promise<Measured> {
   // The replica's node is V's (two behind the head): its answer is the one proven at V.
-  const off = await startMain(sim.behindUrl, { EDGE_API_CACHE_SIZE: '0' })
+  const off = await startMain(sim.behindUrl, { EDGE_API_CACHE_SIZE: '0' }, 'ignore', plan.main)
   const prover: ProvingClient = await provingClient(sim.urls[0] as string, await sim.height())
   try {
     const answer = await (await request(off.url + PATH)).body.json() as Record<string, any>
