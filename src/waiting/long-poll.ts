@@ -48,6 +48,8 @@ export interface LongPollOptions {
   readonly onReleased?: ((reason: WakeReason, seconds: number) => void) | undefined
   /** The jitter's draw, 0–1. @default Math.random */
   readonly random?: () => number
+  /** The verified height V (the cursor), which a proven route's answers are read at (src/proven/proven-answers.ts). @default none */
+  readonly verified?: { readonly height: number | undefined, settled: () => Promise<void> } | undefined
 }
 
 /**
@@ -87,7 +89,7 @@ export function longPoll (app: FastifyInstance, options: LongPollOptions): Waite
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
     if (!methods.every((method) => routeClass(method === 'HEAD' ? 'GET' : method, route.url) === 'latest')) return
-    route.preHandler = [...[route.preHandler ?? []].flat(), poll.heldUntilChanged(route.url)]
+    route.preHandler = [...[route.preHandler ?? []].flat(), poll.heldUntilChanged(route.url, route.config?.atVerifiedHeight === true)]
   })
   return poll.waiters
 }
@@ -113,39 +115,51 @@ class LongPoll {
     this.waiters.wakeAll()
   }
 
-  heldUntilChanged (route: string) {
+  heldUntilChanged (route: string, atVerifiedHeight: boolean) {
     // A callback hook: a read that asks no wait (nearly all) goes on in this call, no promise.
     return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const ask = waitAsked(request)
       if (ask === undefined) return done()
       // Answered here (a 499, a 304): the chain ends, the route's handler never runs.
-      this.#waited(request, reply, route, ask).then((answered) => { if (answered === undefined) done() }, done)
+      this.#waited(request, reply, route, ask, atVerifiedHeight).then((answered) => { if (answered === undefined) done() }, done)
     }
   }
 
   /** A long-poll's wait: the reply when it answered (a 499, a 304), undefined to go on to the answer. */
-  async #waited (request: FastifyRequest, reply: FastifyReply, route: string, ask: WaitAsk): Promise<FastifyReply | undefined> {
+  async #waited (request: FastifyRequest, reply: FastifyReply, route: string, ask: WaitAsk, atVerifiedHeight: boolean): Promise<FastifyReply | undefined> {
     const { heads } = this.#options
     // Before the first await: whose place it takes, and whether its client leaves meanwhile.
     const client = waitingClient(request)
     let gone = false
     const stopWatching = whenGone(reply, () => { gone = true })
     if (ask.preferred) reply.header('preference-applied', `wait=${ask.waitS}`)
-    const height = await heads.latest() ?? heads.served
+    const head = await heads.latest() ?? heads.served
     stopWatching()
     // A client that left gets no answer built for it (499: nginx's "client closed request").
     if (gone) return reply.code(499).send()
+    // A proven route answers at V, `behind` blocks below the head: its wait is for V to pass what was seen.
+    const verified = atVerifiedHeight ? this.#options.verified?.height : undefined
+    const [height, behind] = verified === undefined ? [head, 0] : [verified, Math.max(0, head - verified)]
     const seen = ask.afterHeight ?? seenByTag(request, route, height)
-    if (seen === undefined || seen < Math.max(height, heads.best) || ask.waitS === 0 || this.#closing) return undefined
+    if (seen === undefined || seen < Math.max(height, heads.best - behind) || ask.waitS === 0 || this.#closing) return undefined
     const refused = this.#quota.take(client)
     if (refused !== undefined) throw overCap(refused)
     countAsWaiting(reply)
-    const reason = await this.#held(reply, seen, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
+    const reason = await this.#held(reply, seen + behind, ask.waitS * 1000 * (1 + this.#random() / JITTER_DIVISOR))
     this.#quota.give(client)
     if (reason === 'gone') return reply.code(499).send()
+    // Woken by a head that lets V pass what was seen (a poll's or a read's): answered once the
+    // cursor has followed the nodes' blocks, so at the new V (one poll round, joined by every
+    // request woken with it).
+    if (verified !== undefined) await this.#followed()
     // Its tag names a block this replica has still not passed: what it holds is newer than any answer here.
     if (ask.afterHeight === undefined && seen > height && heads.best <= seen) return reply.code(304).send()
     return undefined
+  }
+
+  async #followed (): Promise<void> {
+    await this.#options.heads.poll()
+    await this.#options.verified?.settled()
   }
 
   /** Holds the request until woken; released however it ends (the response's 'close' is its client gone). */

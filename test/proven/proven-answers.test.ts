@@ -24,8 +24,11 @@ const answers = await replica('answers')
 const [liar] = answers.nodes as [typeof answers.nodes[0]]
 liar.lies.forgedAnswers = true
 await answers.verified()
+/** Waits (bounded, named) until V is the head - 2 with the clock stopped: nothing moves under a test that compares two reads. */
+const caughtUp = async (): Promise<void> => until(() => answers.service.chain.verified?.height === clock.height - 2, 'V caught up with the head', { timeoutMs: 30_000, intervalMs: 20 })
 
 t.test('answers, one liar of three (first in rotation): verified answers at V, the liar out of rotation at its first answer, one error line, the metric', async (t) => {
+  await caughtUp()
   const first = await answers.read('/v1/epochs/latest')
   t.equal(first.status, 200)
   t.match(first.verification, VERIFIED)
@@ -76,6 +79,23 @@ t.test('answers: a route that is not proven is marked; a client\'s minimum above
   t.equal(res.status, 200)
   t.equal(res.headers.get('x-verification'), 'unverified; reason="not-yet"')
   t.ok(Number(res.headers.get('x-block-height')) > V, 'at the minimum or above, as asked')
+})
+
+t.test('answers: a long-poll on a proven route waits until V passes the height it saw', async (t) => {
+  await caughtUp()
+  const url = `http://127.0.0.1:${answers.service.port}/v1/epochs/latest`
+  const first = await fetch(url, { signal: AbortSignal.timeout(30_000) })
+  const seen = Number(first.headers.get('x-block-height'))
+  t.equal(seen, answers.service.chain.verified?.height, 'at V')
+  const held = fetch(url, { headers: { 'if-none-match': first.headers.get('etag') as string, prefer: 'wait=20' }, signal: AbortSignal.timeout(30_000) })
+  // Without a new block there is nothing newer to answer: still held (an answer at once, a 304 at V, is what a client would loop on).
+  const early = await Promise.race([held.then(() => 'answered'), new Promise((resolve) => setTimeout(() => { resolve('held') }, 500))])
+  t.equal(early, 'held', 'held while V has not passed what it saw')
+  clock.advance()
+  const res = await held
+  t.equal(res.status, 200, `answered ${res.status} at ${String(res.headers.get('x-block-height'))}, V ${String(answers.service.chain.verified?.height)}, seen ${seen}`)
+  t.ok(Number(res.headers.get('x-block-height')) > seen, 'the answer at the new V')
+  t.match(res.headers.get('x-verification'), VERIFIED)
 })
 
 t.test('answers: a node whose read fails is passed over (not named a liar); a client\'s 404 is the answer', async (t) => {

@@ -53,7 +53,7 @@ export interface V1Options {
 export const v1: FastifyPluginAsyncTypebox<V1Options> = async (app, { chain, build, shedding, loadShedding, exposeOptionalRoutes, verifyTuning, cache, follower, quota, onHeld, onReleased }) => {
   await admissionControl(app, shedding, loadShedding, app.fairAdmission, app.admission)
   // Before answerCaching: a long-poll waits after the route's own input checks and before the pin.
-  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld, onReleased })
+  longPoll(app, { heads: chain.heads, follower, clock: chain.clock, quota, onHeld, onReleased, verified: chain.verified })
   // Before any route: it classes each route as it is added (src/cache/route-classes.ts), and
   // latest-state handlers read the chain through request.chain, pinned to one height.
   await answerCaching(app, { chain, cache })
