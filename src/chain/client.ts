@@ -18,10 +18,7 @@ export type { VerificationOptions } from '../light/cursor.js'
 export type { ChainOutcome, ChainTrace, ChainTracer, TracedExchange } from './types.js'
 
 export interface ChainClientOptions {
-  /**
-   * Base URL of the chain's REST (gRPC-gateway) API, e.g. http://node:1317; or the base URLs
-   * of several nodes of one chain, in order of preference, used with failover.
-   */
+  /** The chain's REST (gRPC-gateway) base URL (http://node:1317), or several nodes' of one chain in order of preference. */
   readonly baseUrl: string | readonly string[]
   /** One chain request's limit, from sending it to the last byte of its body, failover included. */
   readonly timeoutMs: number
@@ -84,8 +81,7 @@ export class ChainClient implements ChainReader {
   readonly #front: ReadFront
   readonly #pinning: Pinning
   readonly #unhedged: ChainReader
-  /** The nodes' CometBFT RPC endpoints, read by the cursor alone (EDGE_API_CHAIN_RPC_URL); undefined when none. */
-  #rpc: RpcEndpoints | undefined
+  #rpc: RpcEndpoints | undefined // the nodes' CometBFT RPC (EDGE_API_CHAIN_RPC_URL), read by the cursor alone
   #closed = false
   #stopPolling: () => void = () => {}
 
