@@ -190,6 +190,8 @@ t.test('answers, the shared tier: a pooled answer carries the X-Verification of 
   t.same([first.status, first.cache, first.height], [200, 'miss', V])
   t.match(first.verification, VERIFIED)
   await until(async () => (await (await redis.admin()).keys('edge-api:*:answer:*')).length > 0, 'the answer in the store')
+  // Named with the mode: an `off` replica's unproven answer at the same height is never this pool's.
+  t.match(await (await redis.admin()).keys('edge-api:*:answer:*'), [/\+answers:answer:/])
   const second = await b.read('/v1/pricing')
   t.same([second.cache, second.verification, second.height, second.body], ['shared', first.verification, V, first.body], 'from the pool, with its verdict')
 })
