@@ -88,7 +88,7 @@ export async function buildService (options: ServiceOptions): Promise<BuiltServi
   // The shared tier is no readiness dependency: it connects in the background, and the replica serves on its own until it does.
   const shared = config.redisUrl === undefined
     ? undefined
-    : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, commandTimeoutMs: config.redisTimeoutMs, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
+    : await openSharedTier({ url: config.redisUrl, password: config.redisPassword, secret: config.redisSecret, commandTimeoutMs: config.redisTimeoutMs, maxLag: config.maxNodeLag, heads: chain.heads, chain, format: `${build.version}+${build.commit}+${config.verification.mode}`, shareAnswers: config.cacheBytes > 0, log: options.logger, metrics })
   // Neither is the cache: it only ever answers what the chain answered.
   const cache = config.cacheBytes === 0 ? undefined : new AnswerCache({ maxBytes: config.cacheBytes, observer: metrics, pool: shared?.answers })
   const readiness = new Readiness(chain, { onProbe: metrics === undefined ? undefined : (result) => metrics.readinessProbe(result), unverified: config.verification.mode === 'strict' ? strictFreshness(chain) : undefined })

@@ -35,7 +35,7 @@ export interface SharedTierOptions {
   readonly maxLag: number
   readonly heads: ChainHeads
   readonly chain: NetworkSource
-  /** This build (its version and commit): answers of another build are another format. */
+  /** This build (its version and commit) and its EDGE_API_VERIFICATION mode: answers of another build, or another mode's (unproven, or proven at V), are another format. */
   readonly format: string
   /** Whether answers are shared (an answer cache to keep them: EDGE_API_CACHE_SIZE > 0); heads always are. */
   readonly shareAnswers: boolean

@@ -100,8 +100,7 @@ t.test('answers: a long-poll on a proven route waits until V passes the height i
 
 t.test('answers: a node whose read fails is passed over (not named a liar); a client\'s 404 is the answer', async (t) => {
   clock.advance()
-  await answers.service.chain.heads.poll()
-  await answers.service.chain.verified?.settled()
+  await caughtUp()
   const [, first, second] = answers.nodes as [unknown, typeof liar, typeof liar]
   const EPOCH_INFO = '/productscience/inference/inference/epoch_info'
   first.fail(EPOCH_INFO, 14, 'unavailable', 503)
@@ -120,7 +119,8 @@ t.test('answers: a node whose read fails is passed over (not named a liar); a cl
 t.test('answers, every node lying: never a forged body, 503 failed', async (t) => {
   clock.advance()
   for (const node of answers.nodes) node.lies.forgedAnswers = true
-  await t.resolves(async () => { await answers.service.chain.heads.poll() })
+  // V at a height not read before: every read below is a miss, every node asked.
+  await caughtUp()
   for (const path of ['/v1/epochs/latest', '/v1/models', '/v1/pricing']) {
     // A height not read before: a miss, every node asked.
     const read = await answers.read(path)
@@ -141,8 +141,7 @@ t.test('strict: every node lying is a 503 with the reason, never a forged body; 
   t.same([range.status, range.verification], [503, 'unverified; reason="range"'], 'honest nodes, but a list no proof covers: not served in strict')
   for (const node of strict.nodes) node.lies.forgedValue = true
   clock.advance()
-  await strict.service.chain.heads.poll()
-  await strict.service.chain.verified?.settled()
+  await until(() => strict.service.chain.verified?.height === clock.height - 2, 'the strict replica\'s V caught up', { timeoutMs: 30_000, intervalMs: 20 })
   const read = await strict.read('/v1/pricing')
   t.same([read.status, read.verification], [503, 'failed'])
   t.match(JSON.parse(read.body), { message: /^no chain node gave an answer that verifies: a forged proof: / })
@@ -190,6 +189,8 @@ t.test('answers, the shared tier: a pooled answer carries the X-Verification of 
   t.same([first.status, first.cache, first.height], [200, 'miss', V])
   t.match(first.verification, VERIFIED)
   await until(async () => (await (await redis.admin()).keys('edge-api:*:answer:*')).length > 0, 'the answer in the store')
+  // Named with the mode: an `off` replica's unproven answer at the same height is never this pool's.
+  t.match(await (await redis.admin()).keys('edge-api:*:answer:*'), [/\+answers:answer:/])
   const second = await b.read('/v1/pricing')
   t.same([second.cache, second.verification, second.height, second.body], ['shared', first.verification, V, first.body], 'from the pool, with its verdict')
 })
