@@ -26,6 +26,10 @@ t.test('a replica whose epoch_info read fails for a moment sends the same stage 
   const [a, b] = await Promise.all([serveMain(t, [failing]), serveMain(t, [healthy])])
   const streams = await Promise.all([openSse(`${a.origin}/v1/events`), openSse(`${b.origin}/v1/events`)])
   t.teardown(() => { for (const stream of streams) stream.close() })
+  // Each stream started at the head before the stage heights: a stream starts at the first head
+  // its replica knows, and a replica still booting on a loaded machine could first know the
+  // head after the advance below, and rightly never send the heights before it.
+  await Promise.all(streams.map(async (stream) => await stream.next((event) => event.id === String(BEFORE_STAGES), `the stream's first head, ${BEFORE_STAGES}`)))
   await until(() => failing.count(EPOCH_INFO_PATH) >= 1, 'the first replica\'s first epoch_info read')
   // The stage heights land while its read fails; it fails once more (a retry, or, with no
   // retry, the read for a stage height), then the node answers again.
