@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { connect, type Socket } from 'node:net'
@@ -9,6 +8,7 @@ import { renderRouterConfig } from '../../harness/router-config.js'
 import { freePorts } from '../../harness/ports.js'
 import { until } from '../../harness/wait.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { runHaproxy } from '../fixtures/deploy/haproxy-process.js'
 
 // The router's per-client connection limit on a real HAProxy, as render.sh writes it
 // (compose/router/render.sh, EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS): a client's connections
@@ -81,14 +81,7 @@ t.test(`a client holding ${LIMIT} connections: its next ones get 429, past ${2 *
     EDGE_API_ROUTER_INIT_STATE: 'off',
     EDGE_API_ROUTER_CLIENT_MAX_CONNECTIONS: String(LIMIT)
   }))
-  const router = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
-  const exited = once(router, 'exit')
-  t.teardown(async () => {
-    if (router.exitCode === null && router.signalCode === null) {
-      router.kill('SIGKILL')
-      await exited
-    }
-  })
+  runHaproxy(t, file)
   await until(async () => fetch(`http://127.0.0.1:${routerPort}/v1/status`, { headers: { connection: 'close' } }).then((res) => res.status === 200, () => false),
     'the router serving through its replica', { timeoutMs: 20_000, intervalMs: 100 })
 

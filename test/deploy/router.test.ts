@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ENTRYPOINT_SH, RENDER_SH, directives, haproxyCheck, renderRouterConfig, runRouterScript } from '../../harness/router-config.js'
 import { requireTool } from '../fixtures/deploy/tools.js'
+import { runHaproxy } from '../fixtures/deploy/haproxy-process.js'
 import { freePorts } from '../../harness/ports.js'
 import { startListeningApp } from '../fixtures/listening-app.js'
 import { until } from '../../harness/wait.js'
@@ -305,15 +304,7 @@ t.test('a real HAProxy refuses them, however the path is spelled, and passes eve
       EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       EDGE_API_EXPOSE_OPTIONAL_ROUTES: exposed
     }))
-    const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
-    const exited = once(child, 'exit')
-    const stop = async (): Promise<void> => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-    }
-    t.teardown(stop)
+    const stop = runHaproxy(t, file)
     await until(async () => fetch(`${origin}/healthz`).then(() => true, () => false), 'haproxy to start listening', { intervalMs: 50 })
     return stop
   }
@@ -365,14 +356,7 @@ t.test('through a real HAProxy, a request arrives with the router\'s id: in the 
     EDGE_API_ROUTER_PORT: String(routerPort),
     EDGE_API_ROUTER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`
   }))
-  const child = spawn('haproxy', ['-f', file, '-db'], { stdio: ['ignore', 'ignore', 'ignore'] })
-  const exited = once(child, 'exit')
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-  })
+  runHaproxy(t, file)
   const origin = `http://127.0.0.1:${routerPort}`
   await until(async () => {
     try {
